@@ -1,0 +1,30 @@
+# Developer and CI entry points. `make test` is the test command of the README.
+R ?= R
+LIB := .build/lib
+
+.PHONY: test demo deps document unit install clean
+
+test:
+	@bash tools/check.sh
+
+deps:
+	@bash tools/install-deps.sh
+
+document: deps
+	Rscript -e 'roxygen2::roxygenise()'
+	rm -f src/*.o src/*.so
+
+install: deps
+	mkdir -p $(LIB)
+	$(R) CMD INSTALL --no-test-load --library=$(LIB) . > .build/install.log 2>&1 || (cat .build/install.log; exit 1)
+	rm -f src/*.o src/*.so
+
+# quick testthat run against a fresh install, without R CMD check
+unit: install
+	Rscript -e 'library(rff, lib.loc = "$(LIB)"); testthat::test_dir("tests/testthat", package = "rff", load_package = "installed")'
+
+demo: install
+	Rscript -e '.libPaths(c("$(LIB)", .libPaths())); source("tools/demo.R")'
+
+clean:
+	rm -rf .build rff.Rcheck rff_*.tar.gz src/*.o src/*.so

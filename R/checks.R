@@ -1,0 +1,222 @@
+# Argument validation and the classed error helper. Every exported function
+# validates its arguments here before anything reaches C.
+
+#' Errors raised by rff
+#'
+#' Every argument error raised by the package is a condition of class
+#' `c("rff_error", "error", "condition")`. Its message names the offending
+#' argument and says what was wrong; the field `arg` holds the argument's
+#' name, so callers can catch these errors with
+#' `tryCatch(..., rff_error = function(e) ...)`.
+#'
+#' @name rff_error
+#' @examples
+#' e <- tryCatch(rff_map(2, lengthscale = -1), rff_error = function(e) e)
+#' class(e)
+#' conditionMessage(e)
+#' e$arg
+NULL
+
+rff_abort <- function(arg, ..., call = error_call()) {
+  msg <- paste0(...)
+  cond <- structure(
+    list(message = msg, call = call, arg = arg),
+    class = c("rff_error", "error", "condition")
+  )
+  stop(cond)
+}
+
+# The outermost call of an rff_*() function (the one the user made), shown
+# with the message; internal helpers (check_*, rff_abort) are skipped.
+error_call <- function() {
+  calls <- sys.calls()
+  for (cl in calls) {
+    f <- cl[[1L]]
+    if (is.name(f) && startsWith(as.character(f), "rff_") &&
+        !identical(as.character(f), "rff_abort")) {
+      return(cl)
+    }
+  }
+  NULL
+}
+
+show_value <- function(x) {
+  if (is.null(x)) return("NULL")
+  if (is.function(x)) return("a function")
+  if (is.list(x) && !is.data.frame(x)) return(sprintf("a list of length %d", length(x)))
+  if (is.data.frame(x)) return("a data frame")
+  if (is.factor(x)) return("a factor")
+  if (length(x) == 0L) return(sprintf("an empty %s vector", typeof(x)))
+  if (length(x) > 1L) return(sprintf("a %s vector of length %d", typeof(x), length(x)))
+  if (is.character(x)) return(sprintf("\"%s\"", x))
+  format(x)
+}
+
+is_number <- function(x) {
+  (is.double(x) || is.integer(x)) && !is.object(x)
+}
+
+# A whole number >= lo (and <= hi), returned as an integer.
+check_count <- function(x, arg, lo = 1, hi = .Machine$integer.max) {
+  if (!is_number(x) || length(x) != 1L || is.na(x) || !is.finite(x) ||
+      x != round(x) || x < lo || x > hi) {
+    rff_abort(arg, sprintf("`%s` must be a whole number between %s and %s, got %s",
+                           arg, format(lo), format(hi), show_value(x)))
+  }
+  as.integer(x)
+}
+
+check_positive <- function(x, arg) {
+  if (!is_number(x) || length(x) != 1L || is.na(x) || !is.finite(x) || x <= 0) {
+    rff_abort(arg, sprintf("`%s` must be a positive finite number, got %s",
+                           arg, show_value(x)))
+  }
+  as.double(x)
+}
+
+check_string <- function(x, arg, choices) {
+  if (!is.character(x) || length(x) != 1L || is.na(x)) {
+    rff_abort(arg, sprintf("`%s` must be one of %s, got %s", arg,
+                           paste0("\"", choices, "\"", collapse = ", "),
+                           show_value(x)))
+  }
+  if (!x %in% choices) {
+    rff_abort(arg, sprintf("`%s` must be one of %s, got \"%s\"", arg,
+                           paste0("\"", choices, "\"", collapse = ", "), x))
+  }
+  x
+}
+
+check_flag <- function(x, arg) {
+  if (!is.logical(x) || length(x) != 1L || is.na(x)) {
+    rff_abort(arg, sprintf("`%s` must be TRUE or FALSE, got %s", arg, show_value(x)))
+  }
+  x
+}
+
+rff_kernels <- c("gaussian", "laplace", "matern")
+rff_variants <- c("pair", "phase")
+rff_samplers <- c("iid")
+
+check_kernel <- function(kernel) check_string(kernel, "kernel", rff_kernels)
+
+check_variant <- function(variant) {
+  # the default is the whole choice vector, as in match.arg()
+  if (identical(variant, rff_variants)) variant <- "pair"
+  check_string(variant, "variant", rff_variants)
+}
+
+check_sampler <- function(sampler) check_string(sampler, "sampler", rff_samplers)
+
+check_lengthscale <- function(lengthscale, d) {
+  if (!is_number(lengthscale) || length(lengthscale) == 0L ||
+      anyNA(lengthscale) || any(!is.finite(lengthscale)) || any(lengthscale <= 0)) {
+    bad <- if (is_number(lengthscale) && length(lengthscale) > 0L) {
+      lengthscale[is.na(lengthscale) | !is.finite(lengthscale) | lengthscale <= 0][1L]
+    } else lengthscale
+    rff_abort("lengthscale", sprintf(
+      "`lengthscale` must be positive and finite, got %s", show_value(bad)))
+  }
+  if (length(lengthscale) != 1L && length(lengthscale) != d) {
+    rff_abort("lengthscale", sprintf(
+      "`lengthscale` must have length 1 or %d (one per column of `x`), got length %d",
+      d, length(lengthscale)))
+  }
+  as.double(lengthscale)
+}
+
+# x as a double matrix: a numeric matrix, a numeric data frame or a vector.
+check_x <- function(x, arg = "x") {
+  if (is.data.frame(x)) {
+    ok <- vapply(x, function(col) is_number(col) || is.logical(col), logical(1))
+    if (!all(ok)) {
+      rff_abort(arg, sprintf("`%s` must have only numeric columns; column \"%s\" is %s",
+                             arg, names(x)[!ok][1L], class(x[[which(!ok)[1L]]])[1L]))
+    }
+    rn <- attr(x, "row.names")
+    x <- as.matrix(x)
+    if (is.integer(rn)) rownames(x) <- NULL
+  } else if (is.vector(x) && is_number(x)) {
+    x <- matrix(x, ncol = 1L, dimnames = list(names(x), NULL))
+  } else if (!(is.matrix(x) && (is_number(x) || is.logical(x)))) {
+    rff_abort(arg, sprintf("`%s` must be a numeric matrix, data frame or vector, got %s",
+                           arg, show_value(x)))
+  }
+  if (nrow(x) == 0L) rff_abort(arg, sprintf("`%s` must have at least one row", arg))
+  if (ncol(x) == 0L) rff_abort(arg, sprintf("`%s` must have at least one column", arg))
+  if (is.logical(x) && !all(is.na(x))) storage.mode(x) <- "double"
+  if (!is.double(x)) storage.mode(x) <- "double"
+  if (anyNA(x) || any(!is.finite(x))) {
+    rff_abort(arg, sprintf("`%s` must not contain missing or infinite values", arg))
+  }
+  x
+}
+
+check_map <- function(map, arg = "map") {
+  if (!inherits(map, "rff_map")) {
+    rff_abort(arg, sprintf("`%s` must be an object made by rff_map(), got %s",
+                           arg, show_value(map)))
+  }
+  fields <- c("omega", "D", "d", "kernel", "lengthscale", "nu", "variant", "sampler")
+  missing_fields <- setdiff(fields, names(map))
+  if (length(missing_fields)) {
+    rff_abort(arg, sprintf("`%s` is damaged: it has no %s", arg,
+                           paste0("`", missing_fields, "`", collapse = ", ")))
+  }
+  D <- check_count(map$D, paste0(arg, "$D"))
+  d <- check_count(map$d, paste0(arg, "$d"))
+  variant <- check_string(map$variant, paste0(arg, "$variant"), rff_variants)
+  check_string(map$kernel, paste0(arg, "$kernel"), rff_kernels)
+  if (variant == "pair" && D %% 2L != 0L) {
+    rff_abort(paste0(arg, "$D"), sprintf("`%s$D` must be even for a \"pair\" map, got %d", arg, D))
+  }
+  m <- if (variant == "pair") D / 2 else D
+  om <- map$omega
+  if (!is.matrix(om) || !is.double(om) || !identical(dim(om), c(d, as.integer(m))) ||
+      any(!is.finite(om))) {
+    rff_abort(arg, sprintf(
+      "`%s` is damaged: `omega` must be a finite %d x %d double matrix", arg, d, as.integer(m)))
+  }
+  if (variant == "phase") {
+    ph <- map$phase
+    if (!is.double(ph) || length(ph) != D || any(!is.finite(ph))) {
+      rff_abort(arg, sprintf("`%s` is damaged: `phase` must be %d finite numbers", arg, D))
+    }
+  } else if (!is.null(map$phase)) {
+    rff_abort(arg, sprintf("`%s` is damaged: a \"pair\" map has no `phase`", arg))
+  }
+  invisible(map)
+}
+
+# Errors if any of the named sampling arguments was supplied along with map.
+check_no_sampling_args <- function(supplied) {
+  if (length(supplied)) {
+    rff_abort("map", sprintf(
+      "`map` fixes the features; do not also give %s",
+      paste0("`", supplied, "`", collapse = ", ")))
+  }
+}
+
+check_threads <- function(threads) {
+  if (is.null(threads)) return(default_threads())
+  check_count(threads, "threads", lo = 1, hi = 1024)
+}
+
+default_threads <- function() {
+  opt <- getOption("rff.threads")
+  if (!is.null(opt)) return(check_count(opt, "options(rff.threads)", lo = 1, hi = 1024))
+  n <- detected_cores()
+  limit <- Sys.getenv("_R_CHECK_LIMIT_CORES_", "")
+  if (nzchar(limit) && !identical(tolower(limit), "false")) n <- min(n, 2L)
+  as.integer(n)
+}
+
+# parallel::detectCores() starts a shell on some platforms: ask once.
+cores_cache <- new.env(parent = emptyenv())
+detected_cores <- function() {
+  if (is.null(cores_cache$n)) {
+    n <- parallel::detectCores(logical = TRUE)
+    cores_cache$n <- if (is.na(n) || n < 1L) 1L else as.integer(n)
+  }
+  cores_cache$n
+}

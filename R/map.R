@@ -1,0 +1,101 @@
+#' Draw a random Fourier feature map
+#'
+#' Draws the random frequencies (and, for `variant = "phase"`, the random
+#' phases) of a feature map z(x) with E\[z(x)'z(y)\] = k(x, y) for a
+#' shift-invariant kernel k (Bochner's theorem; Rahimi and Recht, 2007).
+#' The map can then be applied to any data with [rff_features()].
+#'
+#' Frequencies are drawn from the kernel's spectral measure with R's random
+#' number generator, so `set.seed()` makes a map reproducible. The
+#' frequencies are drawn column by column (for the Matern kernel: `d`
+#' normal draws, then one chi-square draw per frequency), then the `D`
+#' phases; this order is fixed, so replicated error studies draw the
+#' same maps as successive calls of `rff_map()`.
+#'
+#' Kernels, with u = (x - y) / lengthscale:
+#' \describe{
+#'   \item{`"gaussian"`}{exp(-|u|^2 / 2); omega ~ N(0, diag(1 / l^2)).}
+#'   \item{`"laplace"`}{exp(-sum |u_k|), the product (L1) Laplace kernel;
+#'     independent Cauchy(0, 1 / l_k) coordinates.}
+#'   \item{`"matern"`}{Matern-`nu` of r = |u|_2; a multivariate t with
+#'     2 `nu` degrees of freedom, one chi-square draw per frequency.
+#'     `nu = 0.5` is the exponential kernel exp(-r).}
+#' }
+#'
+#' @param d Number of input columns.
+#' @param D Number of features (even for `variant = "pair"`).
+#' @param kernel One of `"gaussian"`, `"laplace"`, `"matern"`.
+#' @param lengthscale A positive number, or one per input column (ARD).
+#' @param nu Smoothness of the Matern kernel (positive); ignored by other
+#'   kernels.
+#' @param variant `"pair"` (default): `D/2` frequencies, each giving a cosine
+#'   and a sine feature. `"phase"`: `D` frequencies with uniform random
+#'   phases, z_j(x) = sqrt(2/D) cos(omega_j'x + b_j).
+#' @param sampler How frequencies are drawn; `"iid"` (independent draws).
+#' @return An object of class `"rff_map"`: a list with `omega` (the `d` x `m`
+#'   frequency matrix, lengthscale applied; m = D/2 for `"pair"`, D for
+#'   `"phase"`), `phase` (length `D`, or `NULL` for `"pair"`), `D`, `d`,
+#'   `kernel`, `lengthscale`, `nu`, `variant` and `sampler`.
+#' @references Rahimi, A. and Recht, B. (2007). Random features for
+#'   large-scale kernel machines. *Advances in Neural Information Processing
+#'   Systems 20*.
+#' @seealso [rff_features()] to apply the map, [rff_kernel()] for the exact
+#'   kernel.
+#' @examples
+#' set.seed(1)
+#' m <- rff_map(d = 3, D = 100, kernel = "matern", nu = 2.5, lengthscale = 2)
+#' m
+#' dim(m$omega)
+#' @export
+rff_map <- function(d, D = 500, kernel = "gaussian", lengthscale = 1, nu = 1.5,
+                    variant = c("pair", "phase"), sampler = "iid") {
+  d <- check_count(d, "d")
+  variant <- check_variant(variant)
+  D <- check_count(D, "D", hi = 2^30)
+  if (variant == "pair" && D %% 2L != 0L) {
+    rff_abort("D", sprintf("`D` must be even for variant \"pair\", got %d", D))
+  }
+  kernel <- check_kernel(kernel)
+  lengthscale <- check_lengthscale(lengthscale, d)
+  nu <- check_positive(nu, "nu")
+  sampler <- check_sampler(sampler)
+  m <- if (variant == "pair") D %/% 2L else D
+  if (as.double(d) * m > 2^31 - 1) {
+    rff_abort("D", sprintf(
+      "`D` is too large: %d x %d frequencies exceed what BLAS can index", d, m))
+  }
+  draws <- .Call(C_rff_draw_map, kernel, d, D, lengthscale, nu, variant)
+  new_rff_map(draws$omega, draws$phase, D = D, d = d, kernel = kernel,
+              lengthscale = lengthscale, nu = nu, variant = variant,
+              sampler = sampler)
+}
+
+new_rff_map <- function(omega, phase, D, d, kernel, lengthscale, nu, variant,
+                        sampler) {
+  structure(
+    list(omega = omega, phase = phase, D = D, d = d, kernel = kernel,
+         lengthscale = lengthscale, nu = nu, variant = variant,
+         sampler = sampler),
+    class = "rff_map"
+  )
+}
+
+kernel_label <- function(kernel, nu) {
+  if (kernel == "matern") sprintf("Matern (nu = %s)", format(nu)) else
+    paste0(toupper(substring(kernel, 1, 1)), substring(kernel, 2))
+}
+
+#' @export
+print.rff_map <- function(x, ...) {
+  ls <- x$lengthscale
+  ls_txt <- if (length(ls) == 1L) format(ls, digits = 4) else
+    sprintf("%d values in [%s, %s] (ARD)", length(ls),
+            format(min(ls), digits = 4), format(max(ls), digits = 4))
+  cat(sprintf("<rff_map> %d random Fourier features of %d input column%s\n",
+              x$D, x$d, if (x$d == 1L) "" else "s"))
+  cat(sprintf("  kernel:      %s\n", kernel_label(x$kernel, x$nu)))
+  cat(sprintf("  lengthscale: %s\n", ls_txt))
+  cat(sprintf("  variant:     %s (%d frequencies), sampler: %s\n",
+              x$variant, ncol(x$omega), x$sampler))
+  invisible(x)
+}

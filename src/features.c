@@ -1,0 +1,119 @@
+/* Featurization: the one blocked routine that the feature matrix, the ridge
+   statistics and the kernel-error replications all call. */
+#include "rff.h"
+
+int rff_variant_code(SEXP variant)
+{
+    if (!Rf_isString(variant) || XLENGTH(variant) != 1 ||
+        STRING_ELT(variant, 0) == NA_STRING)
+        Rf_error("`variant` must be a single string");
+    const char *s = CHAR(STRING_ELT(variant, 0));
+    if (strcmp(s, "pair") == 0) return RFF_VARIANT_PAIR;
+    if (strcmp(s, "phase") == 0) return RFF_VARIANT_PHASE;
+    Rf_error("unknown variant \"%s\"", s);
+    return -1; /* not reached */
+}
+
+static SEXP list_elt(SEXP list, const char *name)
+{
+    SEXP names = Rf_getAttrib(list, R_NamesSymbol);
+    for (R_xlen_t i = 0; i < XLENGTH(list); i++)
+        if (strcmp(CHAR(STRING_ELT(names, i)), name) == 0)
+            return VECTOR_ELT(list, i);
+    Rf_error("`map` has no element \"%s\"", name);
+    return R_NilValue; /* not reached */
+}
+
+/* Reads and re-checks an "rff_map" list; pointers stay valid while map is
+   protected by the caller. */
+void rff_fmap_from_list(SEXP map, rff_fmap *out)
+{
+    if (TYPEOF(map) != VECSXP || !Rf_isString(Rf_getAttrib(map, R_NamesSymbol)))
+        Rf_error("`map` must be an rff_map");
+    SEXP omega = list_elt(map, "omega"), phase = list_elt(map, "phase");
+    out->variant = rff_variant_code(list_elt(map, "variant"));
+    out->D = rff_as_int(list_elt(map, "D"), "map$D", 1);
+    rff_check_real_matrix(omega, "map$omega");
+    out->d = Rf_nrows(omega);
+    out->m = Rf_ncols(omega);
+    if (out->d < 1) Rf_error("`map$omega` must have at least one row");
+    if (out->variant == RFF_VARIANT_PAIR) {
+        if (out->m * 2 != out->D || phase != R_NilValue)
+            Rf_error("`map` is inconsistent: \"pair\" needs D/2 frequencies and no phase");
+        out->phase = NULL;
+    } else {
+        if (out->m != out->D || !Rf_isReal(phase) || XLENGTH(phase) != out->D)
+            Rf_error("`map` is inconsistent: \"phase\" needs D frequencies and D phases");
+        out->phase = REAL(phase);
+    }
+    out->omega = REAL(omega);
+    out->scale = sqrt(2.0 / out->D);
+}
+
+/* Features of nrows rows of x (leading dimension ldx) into z (leading
+   dimension ldz): the projection x omega by dgemm, then cos/sin in place. */
+void rff_featurize_rows(const rff_fmap *map, const double *x, int ldx,
+                        int nrows, double *z, int ldz)
+{
+    if (nrows <= 0) return;
+    const double one = 1.0, zero = 0.0;
+    int d = map->d, m = map->m;
+    F77_CALL(dgemm)("N", "N", &nrows, &m, &d, &one, x, &ldx, map->omega, &d,
+                    &zero, z, &ldz FCONE FCONE);
+    const double s = map->scale;
+    if (map->variant == RFF_VARIANT_PAIR) {
+        for (int j = 0; j < m; j++) {
+            double *zc = z + (R_xlen_t) j * ldz;
+            double *zs = z + (R_xlen_t) (j + m) * ldz;
+            for (int i = 0; i < nrows; i++) {
+                double p = zc[i];
+                zc[i] = s * cos(p);
+                zs[i] = s * sin(p);
+            }
+        }
+    } else {
+        for (int j = 0; j < m; j++) {
+            double *zc = z + (R_xlen_t) j * ldz;
+            double b = map->phase[j];
+            for (int i = 0; i < nrows; i++) zc[i] = s * cos(zc[i] + b);
+        }
+    }
+}
+
+/* All n rows of x (n x d, column-major) into z (n x D, leading dimension
+   ldz). Blocks of RFF_BLOCK_ROWS rows are shared among threads; block
+   boundaries do not depend on the thread count, so neither do results. */
+void rff_featurize(const rff_fmap *map, const double *x, int n, double *z,
+                   int ldz, int threads)
+{
+    R_xlen_t nblocks = ((R_xlen_t) n + RFF_BLOCK_ROWS - 1) / RFF_BLOCK_ROWS;
+    /* between batches the main thread checks for an interrupt */
+    const R_xlen_t batch = 64 * (R_xlen_t) (threads > 0 ? threads : 1);
+    for (R_xlen_t b0 = 0; b0 < nblocks; b0 += batch) {
+        R_xlen_t b1 = b0 + batch < nblocks ? b0 + batch : nblocks;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static)
+#endif
+        for (R_xlen_t b = b0; b < b1; b++) {
+            int r0 = (int) (b * RFF_BLOCK_ROWS);
+            int nr = n - r0 < RFF_BLOCK_ROWS ? n - r0 : RFF_BLOCK_ROWS;
+            rff_featurize_rows(map, x + r0, n, nr, z + r0, ldz);
+        }
+        R_CheckUserInterrupt();
+    }
+}
+
+SEXP rff_features(SEXP x, SEXP map, SEXP threads_)
+{
+    rff_fmap fm;
+    rff_fmap_from_list(map, &fm);
+    int threads = rff_threads(threads_);
+    rff_check_real_matrix(x, "x");
+    int n = Rf_nrows(x);
+    if (Rf_ncols(x) != fm.d)
+        Rf_error("`x` has %d columns but the map expects %d", Rf_ncols(x), fm.d);
+    SEXP z = PROTECT(Rf_allocMatrix(REALSXP, n, fm.D));
+    if (n > 0) rff_featurize(&fm, REAL(x), n, REAL(z), n, threads);
+    UNPROTECT(1);
+    return z;
+}

@@ -1,0 +1,19 @@
+/* Routine registration, and nothing else. */
+#include "rff.h"
+#include <R_ext/Rdynload.h>
+
+#define CALLDEF(name, n) {#name, (DL_FUNC) &name, n}
+
+static const R_CallMethodDef CallEntries[] = {
+    CALLDEF(rff_draw_map, 6),
+    CALLDEF(rff_features, 3),
+    CALLDEF(rff_kernel, 5),
+    {NULL, NULL, 0}
+};
+
+void R_init_rff(DllInfo *dll)
+{
+    R_registerRoutines(dll, NULL, CallEntries, NULL, NULL);
+    R_useDynamicSymbols(dll, FALSE);
+    R_forceSymbols(dll, TRUE);
+}

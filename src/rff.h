@@ -1,0 +1,114 @@
+/* Shared declarations for the rff C routines. */
+#ifndef RFF_H
+#define RFF_H
+
+#define USE_FC_LEN_T
+#define R_NO_REMAP
+#include <R.h>
+#include <Rinternals.h>
+#include <Rmath.h>
+#include <R_ext/BLAS.h>
+#include <R_ext/Lapack.h>
+#include <limits.h>
+#include <stddef.h>
+#include <string.h>
+#ifndef FCONE
+#define FCONE
+#endif
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* ---- kernels: one table of (name, spectral sampler, exact kappa) ---- */
+
+/* Draws one frequency (length d) of the unit-lengthscale spectral measure. */
+typedef void (*rff_draw_fn)(int d, double param, double *omega);
+/* Exact kernel at a lengthscale-scaled offset u (length d). */
+typedef double (*rff_kappa_fn)(const double *u, int d, double param);
+
+typedef struct {
+    const char *name;
+    rff_draw_fn draw;
+    rff_kappa_fn kappa;
+} rff_kernel_def;
+
+const rff_kernel_def *rff_kernel_lookup(SEXP name);
+
+void rff_draw_gaussian(int d, double param, double *omega);
+void rff_draw_laplace(int d, double param, double *omega);
+void rff_draw_matern(int d, double param, double *omega);
+
+/* ---- feature maps as seen by the featurization routine ---- */
+
+enum { RFF_VARIANT_PAIR = 0, RFF_VARIANT_PHASE = 1 };
+
+typedef struct {
+    int variant;          /* RFF_VARIANT_* */
+    int d;                /* input dimension */
+    int m;                /* number of frequencies (columns of omega) */
+    int D;                /* number of features */
+    const double *omega;  /* d x m, column-major, lengthscale applied */
+    const double *phase;  /* length D for "phase", NULL for "pair" */
+    double scale;         /* sqrt(2 / D) */
+} rff_fmap;
+
+int rff_variant_code(SEXP variant);
+void rff_fmap_from_list(SEXP map, rff_fmap *out);
+void rff_draw_into(const rff_kernel_def *k, int variant, int d, int D,
+                   const double *lengthscale, R_xlen_t n_ls, double nu,
+                   double *omega, double *phase);
+void rff_featurize_rows(const rff_fmap *map, const double *x, int ldx,
+                        int nrows, double *z, int ldz);
+void rff_featurize(const rff_fmap *map, const double *x, int n, double *z,
+                   int ldz, int threads);
+
+/* ---- small argument helpers (backstops behind the R-level checks) ---- */
+
+#define RFF_BLOCK_ROWS 256
+
+static R_INLINE int rff_as_int(SEXP s, const char *what, int lo)
+{
+    if (XLENGTH(s) != 1)
+        Rf_error("`%s` must be a single number", what);
+    double v = Rf_asReal(s);
+    if (ISNAN(v) || v < lo || v > INT_MAX)
+        Rf_error("`%s` must be an integer >= %d", what, lo);
+    return (int) v;
+}
+
+static R_INLINE double rff_as_double(SEXP s, const char *what)
+{
+    if (XLENGTH(s) != 1)
+        Rf_error("`%s` must be a single number", what);
+    double v = Rf_asReal(s);
+    if (!R_FINITE(v))
+        Rf_error("`%s` must be finite", what);
+    return v;
+}
+
+static R_INLINE void rff_check_real_matrix(SEXP x, const char *what)
+{
+    if (!Rf_isReal(x) || !Rf_isMatrix(x))
+        Rf_error("`%s` must be a double matrix", what);
+}
+
+static R_INLINE int rff_threads(SEXP threads)
+{
+    int nth = rff_as_int(threads, "threads", 1);
+#ifdef _OPENMP
+    int mx = omp_get_num_procs();
+    if (nth > mx) nth = mx;
+    return nth;
+#else
+    (void) nth;
+    return 1;
+#endif
+}
+
+/* .Call entry points */
+SEXP rff_draw_map(SEXP kernel, SEXP d, SEXP D, SEXP lengthscale, SEXP nu,
+                    SEXP variant);
+SEXP rff_features(SEXP x, SEXP map, SEXP threads);
+SEXP rff_kernel(SEXP x, SEXP y, SEXP kernel, SEXP lengthscale, SEXP nu);
+
+#endif

@@ -1,0 +1,4 @@
+library(testthat)
+library(rff)
+
+test_check("rff")

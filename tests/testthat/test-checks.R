@@ -1,0 +1,86 @@
+expect_rff_error <- function(expr, arg) {
+  e <- tryCatch(expr, rff_error = function(e) e)
+  expect_s3_class(e, "rff_error")
+  expect_identical(e$arg, arg)
+  expect_match(conditionMessage(e), paste0("`", arg, "`"), fixed = TRUE)
+}
+
+test_that("rff_map() rejects bad arguments with a classed error", {
+  expect_rff_error(rff_map(0), "d")
+  expect_rff_error(rff_map(2.5), "d")
+  expect_rff_error(rff_map("a"), "d")
+  expect_rff_error(rff_map(2, D = 0), "D")
+  expect_rff_error(rff_map(2, D = -4), "D")
+  expect_rff_error(rff_map(2, D = 11), "D")
+  expect_rff_error(rff_map(2, D = NA), "D")
+  expect_rff_error(rff_map(2, D = Inf), "D")
+  expect_rff_error(rff_map(2, D = 1e12), "D")
+  expect_rff_error(rff_map(2, kernel = "rbf"), "kernel")
+  expect_rff_error(rff_map(2, kernel = NA_character_), "kernel")
+  expect_rff_error(rff_map(2, kernel = c("gaussian", "laplace")), "kernel")
+  expect_rff_error(rff_map(2, lengthscale = -1), "lengthscale")
+  expect_rff_error(rff_map(2, lengthscale = 0), "lengthscale")
+  expect_rff_error(rff_map(2, lengthscale = Inf), "lengthscale")
+  expect_rff_error(rff_map(2, lengthscale = NA), "lengthscale")
+  expect_rff_error(rff_map(2, lengthscale = c(1, 2, 3)), "lengthscale")
+  expect_rff_error(rff_map(2, lengthscale = "1"), "lengthscale")
+  expect_rff_error(rff_map(2, kernel = "matern", nu = 0), "nu")
+  expect_rff_error(rff_map(2, kernel = "matern", nu = -1), "nu")
+  expect_rff_error(rff_map(2, kernel = "matern", nu = NaN), "nu")
+  expect_rff_error(rff_map(2, variant = "both"), "variant")
+  expect_rff_error(rff_map(2, sampler = "sobol"), "sampler")
+  expect_match(conditionMessage(tryCatch(rff_map(2, lengthscale = -1), error = identity)),
+               "`lengthscale` must be positive and finite, got -1", fixed = TRUE)
+})
+
+test_that("rff_features() rejects bad data and maps", {
+  m <- rff_map(2, D = 4)
+  expect_rff_error(rff_features(matrix(c(1, NA), 1, 2), map = m), "x")
+  expect_rff_error(rff_features(matrix(c(1, Inf), 1, 2), map = m), "x")
+  expect_rff_error(rff_features(matrix(c(1, NaN), 1, 2), map = m), "x")
+  expect_rff_error(rff_features(matrix(1, 1, 3), map = m), "x")
+  expect_rff_error(rff_features(matrix(numeric(0), 0, 2), map = m), "x")
+  expect_rff_error(rff_features(matrix(numeric(0), 3, 0)), "x")
+  expect_rff_error(rff_features("a"), "x")
+  expect_rff_error(rff_features(list(1, 2)), "x")
+  expect_rff_error(rff_features(factor(1:3)), "x")
+  expect_rff_error(rff_features(NULL), "x")
+  expect_rff_error(rff_features(mean), "x")
+  expect_rff_error(rff_features(data.frame(a = 1, b = "x")), "x")
+  expect_rff_error(rff_features(matrix(1, 2, 2), map = m, D = 10), "map")
+  expect_rff_error(rff_features(matrix(1, 2, 2), map = m, kernel = "laplace"), "map")
+  expect_rff_error(rff_features(matrix(1, 2, 2), map = unclass(m)), "map")
+  bad <- m; bad$omega <- bad$omega[, 1, drop = FALSE]
+  expect_rff_error(rff_features(matrix(1, 2, 2), map = bad), "map")
+  bad <- m; bad$omega[1] <- NA
+  expect_rff_error(rff_features(matrix(1, 2, 2), map = bad), "map")
+  bad <- m; bad$D <- 5L
+  expect_rff_error(rff_features(matrix(1, 2, 2), map = bad), "map$D")
+  bad <- m; bad$omega <- NULL
+  expect_rff_error(rff_features(matrix(1, 2, 2), map = bad), "map")
+  bad <- rff_map(2, D = 4, variant = "phase"); bad$phase <- bad$phase[-1]
+  expect_rff_error(rff_features(matrix(1, 2, 2), map = bad), "map")
+  expect_rff_error(rff_features(matrix(1, 2, 2), map = m, threads = 0), "threads")
+  expect_rff_error(rff_features(matrix(1, 2, 2), D = 11), "D")
+  expect_rff_error(rff_features(matrix(1, 2, 2), lengthscale = c(1, 2, 3)), "lengthscale")
+  old <- options(rff.max_gb = 1e-6)
+  on.exit(options(old))
+  expect_rff_error(rff_features(matrix(1, 100, 2), map = rff_map(2, D = 1000)), "D")
+})
+
+test_that("rff_kernel() rejects bad arguments", {
+  expect_rff_error(rff_kernel(matrix(1, 2, 2), matrix(1, 2, 3)), "y")
+  expect_rff_error(rff_kernel(matrix(1, 2, 2), "a"), "y")
+  expect_rff_error(rff_kernel(matrix(NA_real_, 2, 2)), "x")
+  expect_rff_error(rff_kernel(1:3, kernel = "cosine"), "kernel")
+  expect_rff_error(rff_kernel(1:3, lengthscale = c(1, 2)), "lengthscale")
+  expect_rff_error(rff_kernel(1:3, kernel = "matern", nu = -2), "nu")
+})
+
+test_that("the C routines re-check what they rely on", {
+  expect_error(.Call(rff:::C_rff_features, matrix(1, 2, 2), list(), 1L))
+  expect_error(.Call(rff:::C_rff_features, "a", rff_map(2, 4), 1L))
+  expect_error(.Call(rff:::C_rff_draw_map, "nope", 2L, 4L, 1, 1.5, "pair"))
+  expect_error(.Call(rff:::C_rff_draw_map, "gaussian", 2L, 5L, 1, 1.5, "pair"))
+  expect_error(.Call(rff:::C_rff_kernel, matrix(1, 2, 2), matrix(1, 2, 3), "gaussian", 1, 1.5))
+})

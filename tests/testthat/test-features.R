@@ -1,0 +1,92 @@
+# Straightforward base-R featurization from a map, the reference.
+ref_features <- function(x, map) {
+  P <- x %*% map$omega
+  s <- sqrt(2 / map$D)
+  if (map$variant == "pair") cbind(s * cos(P), s * sin(P))
+  else s * cos(sweep(P, 2, map$phase, "+"))
+}
+
+test_that("features equal the base-R formula for both variants", {
+  set.seed(1)
+  x <- matrix(rnorm(700 * 3), 700, 3)     # several row blocks
+  for (v in c("pair", "phase")) for (k in c("gaussian", "laplace", "matern")) {
+    Z <- rff_features(x, D = 30, kernel = k, variant = v, lengthscale = c(1, 2, 0.5))
+    expect_equal(dim(Z), c(700, 30))
+    expect_equal(unclass(Z)[, ], ref_features(x, attr(Z, "rff_map")),
+                 tolerance = 1e-13, ignore_attr = TRUE)
+  }
+})
+
+test_that("features do not depend on the thread count", {
+  set.seed(2)
+  x <- matrix(rnorm(3000 * 5), 3000, 5)
+  m <- rff_map(5, D = 64, variant = "phase")
+  expect_identical(rff_features(x, map = m, threads = 1),
+                   rff_features(x, map = m, threads = 2))
+})
+
+test_that("inputs: vectors, data frames, row names, map reuse", {
+  m <- rff_map(1, D = 6)
+  v <- c(a = 0.5, b = -1)
+  Zv <- rff_features(v, map = m)
+  expect_equal(rownames(Zv), c("a", "b"))
+  expect_identical(attr(Zv, "rff_map"), m)
+  expect_equal(unclass(Zv)[, ], ref_features(matrix(v), m), ignore_attr = TRUE)
+
+  df <- data.frame(u = c(1, 2, 3), w = c(0L, 1L, 5L), row.names = c("r1", "r2", "r3"))
+  m2 <- rff_map(2, D = 4)
+  Zd <- rff_features(df, map = m2)
+  expect_equal(rownames(Zd), c("r1", "r2", "r3"))
+  expect_equal(unclass(Zd)[, ], ref_features(as.matrix(df), m2), ignore_attr = TRUE)
+  # default integer row names are not turned into character names
+  expect_null(rownames(rff_features(data.frame(u = 1:2), map = m)))
+
+  # the training map featurizes new data consistently
+  set.seed(3)
+  Z <- rff_features(matrix(rnorm(8), 4, 2), D = 10)
+  xnew <- matrix(rnorm(4), 2, 2)
+  expect_equal(unclass(rff_features(xnew, map = attr(Z, "rff_map")))[, ],
+               ref_features(xnew, attr(Z, "rff_map")), ignore_attr = TRUE)
+})
+
+test_that("Z Z' approximates the kernel within Proposition 2's error", {
+  set.seed(4)
+  x <- matrix(rnorm(8 * 3), 8, 3)
+  D <- 4000
+  for (k in c("gaussian", "laplace", "matern")) for (v in c("pair", "phase")) {
+    Z <- rff_features(x, D = D, kernel = k, variant = v, lengthscale = 1.3)
+    K <- rff_kernel(x, kernel = k, lengthscale = 1.3)
+    idx <- which(upper.tri(K), arr.ind = TRUE)
+    delta <- x[idx[, 1], , drop = FALSE] - x[idx[, 2], , drop = FALSE]
+    sd <- sqrt(ref_variance(delta, D, v, kernel = k, lengthscale = 1.3))
+    err <- (tcrossprod(Z) - K)[idx]
+    # 28 pairs, each within 5 sd (a 1-in-10^5 event each)
+    expect_true(all(abs(err) < 5 * sd), label = paste(k, v))
+    # the diagonal is exactly 1 for pairs (cos^2 + sin^2)
+    if (v == "pair") expect_equal(unname(diag(tcrossprod(Z))), rep(1, 8), tolerance = 1e-12)
+  }
+})
+
+test_that("mean and sd of the estimate at an offset match Proposition 2", {
+  set.seed(5)
+  reps <- 3000
+  D <- 20
+  cases <- list(
+    list(kernel = "gaussian", delta = 1),
+    list(kernel = "laplace", delta = c(0.4, -0.3)),
+    list(kernel = "matern", delta = c(0.5, 0.4, -0.3), nu = 1.5),
+    list(kernel = "matern", delta = c(0.6, 0, 0.2, 0.3), nu = 0.7)
+  )
+  for (cs in cases) for (v in c("pair", "phase")) {
+    nu <- if (is.null(cs$nu)) 1.5 else cs$nu
+    est <- simulate_estimates(cs$delta, reps, D, kernel = cs$kernel, nu = nu, variant = v)
+    expect_moments(est,
+                   mean = ref_kappa(t(cs$delta), cs$kernel, nu = nu),
+                   var = ref_variance(t(cs$delta), D, v, kernel = cs$kernel, nu = nu))
+  }
+})
+
+test_that("THEORY.md's worked example: D * Var at delta = 1 (Gaussian)", {
+  expect_equal(20 * ref_variance(1, 20, "phase"), 0.69979, tolerance = 1e-5)
+  expect_equal(20 * ref_variance(1, 20, "pair"), 0.39958, tolerance = 1e-5)
+})

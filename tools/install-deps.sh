@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs what building, checking and documenting rff needs and the machine
+# lacks. Idempotent: does nothing when everything is present.
+# Debian packages first (prebuilt, fast); CRAN as the fallback.
+set -euo pipefail
+
+need_deb=()
+have_cmd() { command -v "$1" >/dev/null 2>&1; }
+have_rpkg() { Rscript -e "quit(status = !requireNamespace('$1', quietly = TRUE))" >/dev/null 2>&1; }
+
+have_cmd pandoc   || need_deb+=(pandoc)
+have_cmd qpdf     || need_deb+=(qpdf)
+have_cmd tidy     || need_deb+=(tidy)
+have_cmd pdflatex || need_deb+=(texlive-latex-base texlive-latex-recommended texlive-fonts-recommended)
+
+r_pkgs=(testthat knitr rmarkdown roxygen2 ${RFF_EXTRA_RPKGS:-})
+need_r=()
+for p in "${r_pkgs[@]}"; do have_rpkg "$p" || need_r+=("$p"); done
+
+if [ ${#need_deb[@]} -eq 0 ] && [ ${#need_r[@]} -eq 0 ]; then
+  exit 0
+fi
+
+apt_ok=0
+if [ "$(id -u)" = 0 ] && have_cmd apt-get; then apt_ok=1; fi
+
+if [ $apt_ok = 1 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  debs=("${need_deb[@]}")
+  for p in "${need_r[@]}"; do debs+=("r-cran-$(echo "$p" | tr '[:upper:]' '[:lower:]')"); done
+  echo "install-deps: apt-get install ${debs[*]}"
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq --no-install-recommends "${debs[@]}" >/dev/null
+elif [ ${#need_deb[@]} -gt 0 ]; then
+  echo "install-deps: missing system tools (${need_deb[*]}); install them with your package manager" >&2
+fi
+
+still=()
+for p in "${need_r[@]}"; do have_rpkg "$p" || still+=("$p"); done
+if [ ${#still[@]} -gt 0 ]; then
+  echo "install-deps: installing from CRAN: ${still[*]}"
+  lib=$(Rscript -e 'cat(.libPaths()[1])')
+  Rscript -e "install.packages(commandArgs(TRUE), lib = '$lib', repos = 'https://cloud.r-project.org')" "${still[@]}"
+fi
