@@ -64,20 +64,16 @@ rff_map <- function(d, D = 500, kernel = "gaussian", lengthscale = 1, nu = 1.5,
     rff_abort("D", sprintf(
       "`D` is too large: %d x %d frequencies exceed what BLAS can index", d, m))
   }
-  draws <- .Call(C_rff_draw_map, kernel, d, D, lengthscale, nu, variant)
-  new_rff_map(draws$omega, draws$phase, D = D, d = d, kernel = kernel,
-              lengthscale = lengthscale, nu = nu, variant = variant,
-              sampler = sampler)
+  spec <- list(D = D, d = d, kernel = kernel, lengthscale = lengthscale,
+               nu = nu, variant = variant, sampler = sampler)
+  draw_map(spec)
 }
 
-new_rff_map <- function(omega, phase, D, d, kernel, lengthscale, nu, variant,
-                        sampler) {
-  structure(
-    list(omega = omega, phase = phase, D = D, d = d, kernel = kernel,
-         lengthscale = lengthscale, nu = nu, variant = variant,
-         sampler = sampler),
-    class = "rff_map"
-  )
+# Draws a map from validated parameters (the "spec": every field of an
+# rff_map but omega and phase). The C side reads the fields by name.
+draw_map <- function(spec) {
+  draws <- .Call(C_rff_draw_map, spec)
+  structure(c(draws, spec), class = "rff_map")
 }
 
 kernel_label <- function(kernel, nu) {

@@ -14,13 +14,15 @@ int rff_variant_code(SEXP variant)
     return -1; /* not reached */
 }
 
-static SEXP list_elt(SEXP list, const char *name)
+SEXP rff_list_elt(SEXP list, const char *name)
 {
     SEXP names = Rf_getAttrib(list, R_NamesSymbol);
+    if (TYPEOF(list) != VECSXP || !Rf_isString(names))
+        Rf_error("expected a named list with element \"%s\"", name);
     for (R_xlen_t i = 0; i < XLENGTH(list); i++)
         if (strcmp(CHAR(STRING_ELT(names, i)), name) == 0)
             return VECTOR_ELT(list, i);
-    Rf_error("`map` has no element \"%s\"", name);
+    Rf_error("the list has no element \"%s\"", name);
     return R_NilValue; /* not reached */
 }
 
@@ -30,9 +32,9 @@ void rff_fmap_from_list(SEXP map, rff_fmap *out)
 {
     if (TYPEOF(map) != VECSXP || !Rf_isString(Rf_getAttrib(map, R_NamesSymbol)))
         Rf_error("`map` must be an rff_map");
-    SEXP omega = list_elt(map, "omega"), phase = list_elt(map, "phase");
-    out->variant = rff_variant_code(list_elt(map, "variant"));
-    out->D = rff_as_int(list_elt(map, "D"), "map$D", 1);
+    SEXP omega = rff_list_elt(map, "omega"), phase = rff_list_elt(map, "phase");
+    out->variant = rff_variant_code(rff_list_elt(map, "variant"));
+    out->D = rff_as_int(rff_list_elt(map, "D"), "map$D", 1);
     rff_check_real_matrix(omega, "map$omega");
     out->d = Rf_nrows(omega);
     out->m = Rf_ncols(omega);

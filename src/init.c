@@ -5,7 +5,7 @@
 #define CALLDEF(name, n) {#name, (DL_FUNC) &name, n}
 
 static const R_CallMethodDef CallEntries[] = {
-    CALLDEF(rff_draw_map, 6),
+    CALLDEF(rff_draw_map, 1),
     CALLDEF(rff_features, 3),
     CALLDEF(rff_kernel, 5),
     {NULL, NULL, 0}

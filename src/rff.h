@@ -52,11 +52,23 @@ typedef struct {
     double scale;         /* sqrt(2 / D) */
 } rff_fmap;
 
+/* What a map is drawn from: read from an R list with the map's parameters
+   (kernel, d, D, lengthscale, nu, variant, sampler), so that new parameters
+   are new list fields rather than new routine arguments. */
+typedef struct {
+    const rff_kernel_def *kernel;
+    int variant;          /* RFF_VARIANT_* */
+    int d, D, m;          /* m = number of frequencies */
+    const double *lengthscale;
+    R_xlen_t n_ls;        /* 1 or d */
+    double nu;
+} rff_spec;
+
+SEXP rff_list_elt(SEXP list, const char *name);
 int rff_variant_code(SEXP variant);
+void rff_spec_from_list(SEXP spec, rff_spec *out);
+void rff_spec_draw(const rff_spec *spec, double *omega, double *phase);
 void rff_fmap_from_list(SEXP map, rff_fmap *out);
-void rff_draw_into(const rff_kernel_def *k, int variant, int d, int D,
-                   const double *lengthscale, R_xlen_t n_ls, double nu,
-                   double *omega, double *phase);
 void rff_featurize_rows(const rff_fmap *map, const double *x, int ldx,
                         int nrows, double *z, int ldz);
 void rff_featurize(const rff_fmap *map, const double *x, int n, double *z,
@@ -106,8 +118,7 @@ static R_INLINE int rff_threads(SEXP threads)
 }
 
 /* .Call entry points */
-SEXP rff_draw_map(SEXP kernel, SEXP d, SEXP D, SEXP lengthscale, SEXP nu,
-                    SEXP variant);
+SEXP rff_draw_map(SEXP spec);
 SEXP rff_features(SEXP x, SEXP map, SEXP threads);
 SEXP rff_kernel(SEXP x, SEXP y, SEXP kernel, SEXP lengthscale, SEXP nu);
 

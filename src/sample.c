@@ -27,52 +27,61 @@ void rff_draw_matern(int d, double nu, double *omega)
     for (int k = 0; k < d; k++) omega[k] *= s;
 }
 
-/* Fills omega (d x m) and, for "phase", phase (length D). The order of the
-   draws (all frequencies column by column, then all phases) is part of the
-   contract: rff_map() and the replicated error study draw identical maps. */
-void rff_draw_into(const rff_kernel_def *k, int variant, int d, int D,
-                   const double *lengthscale, R_xlen_t n_ls, double nu,
-                   double *omega, double *phase)
+/* Reads and checks the parameters a map is drawn from. */
+void rff_spec_from_list(SEXP spec, rff_spec *out)
 {
-    int m = variant == RFF_VARIANT_PAIR ? D / 2 : D;
-    for (int j = 0; j < m; j++) {
-        double *col = omega + (R_xlen_t) j * d;
-        k->draw(d, nu, col);
-        for (int i = 0; i < d; i++)
-            col[i] /= lengthscale[n_ls == 1 ? 0 : i];
-    }
-    if (variant == RFF_VARIANT_PHASE)
-        for (int j = 0; j < D; j++) phase[j] = 2.0 * M_PI * unif_rand();
+    out->kernel = rff_kernel_lookup(rff_list_elt(spec, "kernel"));
+    out->d = rff_as_int(rff_list_elt(spec, "d"), "d", 1);
+    out->D = rff_as_int(rff_list_elt(spec, "D"), "D", 1);
+    out->variant = rff_variant_code(rff_list_elt(spec, "variant"));
+    out->nu = rff_as_double(rff_list_elt(spec, "nu"), "nu");
+    if (!(out->nu > 0)) Rf_error("`nu` must be positive");
+    if (out->variant == RFF_VARIANT_PAIR && out->D % 2 != 0)
+        Rf_error("`D` must be even for variant \"pair\"");
+    out->m = out->variant == RFF_VARIANT_PAIR ? out->D / 2 : out->D;
+    SEXP ls = rff_list_elt(spec, "lengthscale");
+    if (!Rf_isReal(ls) || (XLENGTH(ls) != 1 && XLENGTH(ls) != out->d))
+        Rf_error("`lengthscale` must be a double of length 1 or d");
+    out->lengthscale = REAL(ls);
+    out->n_ls = XLENGTH(ls);
+    for (R_xlen_t i = 0; i < out->n_ls; i++)
+        if (!(R_FINITE(out->lengthscale[i]) && out->lengthscale[i] > 0))
+            Rf_error("`lengthscale` must be positive and finite");
+    if ((double) out->d * out->m > INT_MAX)
+        Rf_error("`D` is too large for `d` = %d", out->d);
 }
 
-SEXP rff_draw_map(SEXP kernel, SEXP d_, SEXP D_, SEXP lengthscale, SEXP nu_,
-                    SEXP variant_)
+/* Fills omega (d x m) and, for "phase", phase (length D). The order of the
+   draws (all frequencies column by column, then all phases) is part of the
+   contract: rff_map() and the replicated error study draw identical maps.
+   Call between GetRNGstate() and PutRNGstate(). */
+void rff_spec_draw(const rff_spec *spec, double *omega, double *phase)
 {
-    const rff_kernel_def *k = rff_kernel_lookup(kernel);
-    int d = rff_as_int(d_, "d", 1), D = rff_as_int(D_, "D", 1);
-    int variant = rff_variant_code(variant_);
-    double nu = rff_as_double(nu_, "nu");
-    if (!(nu > 0)) Rf_error("`nu` must be positive");
-    if (variant == RFF_VARIANT_PAIR && D % 2 != 0)
-        Rf_error("`D` must be even for variant \"pair\"");
-    if (!Rf_isReal(lengthscale) ||
-        (XLENGTH(lengthscale) != 1 && XLENGTH(lengthscale) != d))
-        Rf_error("`lengthscale` must be a double of length 1 or d");
-    const double *ls = REAL(lengthscale);
-    for (R_xlen_t i = 0; i < XLENGTH(lengthscale); i++)
-        if (!(R_FINITE(ls[i]) && ls[i] > 0))
-            Rf_error("`lengthscale` must be positive and finite");
+    int d = spec->d;
+    for (int j = 0; j < spec->m; j++) {
+        double *col = omega + (R_xlen_t) j * d;
+        spec->kernel->draw(d, spec->nu, col);
+        for (int i = 0; i < d; i++)
+            col[i] /= spec->lengthscale[spec->n_ls == 1 ? 0 : i];
+    }
+    if (spec->variant == RFF_VARIANT_PHASE)
+        for (int j = 0; j < spec->D; j++) phase[j] = 2.0 * M_PI * unif_rand();
+}
 
-    int m = variant == RFF_VARIANT_PAIR ? D / 2 : D;
+/* list(omega, phase) drawn from the parameters in spec. */
+SEXP rff_draw_map(SEXP spec_)
+{
+    rff_spec spec;
+    rff_spec_from_list(spec_, &spec);
     int nprotect = 0;
-    SEXP omega = PROTECT(Rf_allocMatrix(REALSXP, d, m)); nprotect++;
+    SEXP omega = PROTECT(Rf_allocMatrix(REALSXP, spec.d, spec.m)); nprotect++;
     SEXP phase = R_NilValue;
-    if (variant == RFF_VARIANT_PHASE) {
-        phase = PROTECT(Rf_allocVector(REALSXP, D)); nprotect++;
+    if (spec.variant == RFF_VARIANT_PHASE) {
+        phase = PROTECT(Rf_allocVector(REALSXP, spec.D)); nprotect++;
     }
     GetRNGstate();
-    rff_draw_into(k, variant, d, D, ls, XLENGTH(lengthscale), nu, REAL(omega),
-                  variant == RFF_VARIANT_PHASE ? REAL(phase) : NULL);
+    rff_spec_draw(&spec, REAL(omega),
+                  spec.variant == RFF_VARIANT_PHASE ? REAL(phase) : NULL);
     PutRNGstate();
 
     SEXP out = PROTECT(Rf_allocVector(VECSXP, 2)); nprotect++;

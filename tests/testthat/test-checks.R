@@ -80,7 +80,10 @@ test_that("rff_kernel() rejects bad arguments", {
 test_that("the C routines re-check what they rely on", {
   expect_error(.Call(rff:::C_rff_features, matrix(1, 2, 2), list(), 1L))
   expect_error(.Call(rff:::C_rff_features, "a", rff_map(2, 4), 1L))
-  expect_error(.Call(rff:::C_rff_draw_map, "nope", 2L, 4L, 1, 1.5, "pair"))
-  expect_error(.Call(rff:::C_rff_draw_map, "gaussian", 2L, 5L, 1, 1.5, "pair"))
+  spec <- list(D = 4L, d = 2L, kernel = "nope", lengthscale = 1, nu = 1.5, variant = "pair")
+  expect_error(.Call(rff:::C_rff_draw_map, spec))
+  expect_error(.Call(rff:::C_rff_draw_map, list()))
+  spec$kernel <- "gaussian"; spec$D <- 5L
+  expect_error(.Call(rff:::C_rff_draw_map, spec))
   expect_error(.Call(rff:::C_rff_kernel, matrix(1, 2, 2), matrix(1, 2, 3), "gaussian", 1, 1.5))
 })
