@@ -2,7 +2,7 @@
 R ?= R
 LIB := .build/lib
 
-.PHONY: test demo deps document unit install clean
+.PHONY: test demo deps document unit install sanitize valgrind clean
 
 test:
 	@bash tools/check.sh
@@ -19,9 +19,17 @@ install: deps
 	$(R) CMD INSTALL --no-test-load --library=$(LIB) . > .build/install.log 2>&1 || (cat .build/install.log; exit 1)
 	rm -f src/*.o src/*.so
 
+# the test suite on an ASan/UBSan build; any report fails
+sanitize:
+	@bash tools/sanitize.sh
+
+# the test suite under valgrind memcheck; any error in rff's code fails
+valgrind:
+	@bash tools/valgrind.sh
+
 # quick testthat run against a fresh install, without R CMD check
 unit: install
-	Rscript -e 'library(rff, lib.loc = "$(LIB)"); testthat::test_dir("tests/testthat", package = "rff", load_package = "installed")'
+	R_LIBS=$(LIB) Rscript -e 'library(rff); testthat::test_dir("tests/testthat", package = "rff", load_package = "installed")'
 
 demo: install
 	Rscript -e '.libPaths(c("$(LIB)", .libPaths())); source("tools/demo.R")'
