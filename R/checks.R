@@ -211,7 +211,8 @@ default_threads <- function() {
   as.integer(n)
 }
 
-# parallel::detectCores() starts a shell on some platforms: ask once.
+# parallel::detectCores() starts a shell on some platforms, and the memory
+# size needs a file read: ask once per session.
 cores_cache <- new.env(parent = emptyenv())
 detected_cores <- function() {
   if (is.null(cores_cache$n)) {

@@ -67,18 +67,31 @@ check_x_matches_map <- function(x, map, arg = "x") {
   }
 }
 
-# An n x D result must be allocatable: stop before asking for it.
+# An n x D result must be allocatable: stop before asking for it. The limit
+# is options(rff.max_gb), by default the machine's physical memory.
 check_alloc <- function(n, D, arg = "D") {
   cells <- as.double(n) * D
   if (cells > 2^52) {
     rff_abort(arg, sprintf("`%s` is too large: a %s x %s result cannot be allocated", arg, n, D))
   }
   gb <- cells * 8 / 2^30
-  limit <- getOption("rff.max_gb", Inf)
+  limit <- getOption("rff.max_gb", physical_memory_gb())
   if (gb > limit) {
     rff_abort(arg, sprintf(
-      "`%s` is too large: the %s x %s result needs %s GB, more than options(rff.max_gb = %s)",
-      arg, n, D, format(gb, digits = 3), format(limit)))
+      "`%s` is too large: the %s x %s result needs %s GB, more than the %s GB allowed (options(rff.max_gb))",
+      arg, n, D, format(gb, digits = 3), format(limit, digits = 3)))
   }
   invisible(TRUE)
+}
+
+# Total physical memory in GB where the system tells it (Linux), else Inf.
+physical_memory_gb <- function() {
+  if (is.null(cores_cache$mem_gb)) {
+    kb <- tryCatch({
+      line <- grep("^MemTotal:", readLines("/proc/meminfo", n = 5L, warn = FALSE), value = TRUE)
+      as.numeric(gsub("[^0-9]", "", line))
+    }, error = function(e) NA_real_, warning = function(w) NA_real_)
+    cores_cache$mem_gb <- if (length(kb) == 1L && is.finite(kb) && kb > 0) kb / 2^20 else Inf
+  }
+  cores_cache$mem_gb
 }

@@ -8,7 +8,11 @@
 #' it to data, [rff_kernel()] computes the exact kernel it approximates.
 #' Errors from bad arguments have class `"rff_error"` (see [rff_error]).
 #'
-#' Option `rff.threads` sets the default number of threads.
+#' Options: `rff.threads` sets the default number of threads;
+#' `rff.max_gb` caps the size in GB of any result the package allocates
+#' (default: the machine's physical memory where it can be read), so that an
+#' impossible request fails with an `rff_error` before anything is
+#' allocated.
 #'
 #' @keywords internal
 #' @useDynLib rff, .registration = TRUE, .fixes = "C_"

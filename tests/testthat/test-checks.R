@@ -68,6 +68,17 @@ test_that("rff_features() rejects bad data and maps", {
   expect_rff_error(rff_features(matrix(1, 100, 2), map = rff_map(2, D = 1000)), "D")
 })
 
+test_that("results larger than memory are refused before allocation", {
+  x <- seq_len(2e5) / 1e5
+  # 2e5 x 2e5 doubles are 298 GB
+  expect_rff_error(rff_kernel(x, kernel = "laplace"), "y")
+  old <- options(rff.max_gb = NULL)
+  on.exit(options(old))
+  if (is.finite(rff:::physical_memory_gb())) {
+    expect_rff_error(rff_kernel(x), "y")
+  }
+})
+
 test_that("rff_kernel() rejects bad arguments", {
   expect_rff_error(rff_kernel(matrix(1, 2, 2), matrix(1, 2, 3)), "y")
   expect_rff_error(rff_kernel(matrix(1, 2, 2), "a"), "y")
