@@ -70,10 +70,11 @@ test_that("rff_features() rejects bad data and maps", {
 
 test_that("results larger than memory are refused before allocation", {
   x <- seq_len(2e5) / 1e5
+  old <- options(rff.max_gb = 100)
+  on.exit(options(old))
   # 2e5 x 2e5 doubles are 298 GB
   expect_rff_error(rff_kernel(x, kernel = "laplace"), "y")
-  old <- options(rff.max_gb = NULL)
-  on.exit(options(old))
+  options(rff.max_gb = NULL)   # the default: physical memory
   if (is.finite(rff:::physical_memory_gb())) {
     expect_rff_error(rff_kernel(x), "y")
   }
