@@ -133,12 +133,13 @@ void rff_featurize(const rff_fmap *map, const double *x, int n, double *z,
                    int ldz, int threads)
 {
     R_xlen_t nblocks = ((R_xlen_t) n + RFF_BLOCK_ROWS - 1) / RFF_BLOCK_ROWS;
-    /* between batches the main thread checks for an interrupt */
+    /* between batches the main thread checks for an interrupt; a single
+       block runs on the calling thread (starting a team costs more) */
     const R_xlen_t batch = 64 * (R_xlen_t) (threads > 0 ? threads : 1);
     for (R_xlen_t b0 = 0; b0 < nblocks; b0 += batch) {
         R_xlen_t b1 = b0 + batch < nblocks ? b0 + batch : nblocks;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static)
+#pragma omp parallel for num_threads(threads) schedule(static) if (b1 - b0 > 1)
 #endif
         for (R_xlen_t b = b0; b < b1; b++) {
             int r0 = (int) (b * RFF_BLOCK_ROWS);
