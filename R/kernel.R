@@ -79,8 +79,8 @@ kernel_kappa <- function(delta, spec) {
   storage.mode(delta) <- "double"
   if (identical(spec$kernel, "arccos")) {
     rff_abort("kernel", paste0(
-      "the arc-cosine kernel is not shift-invariant: it is no function kappa(delta) ",
-      "of the offset, so results for shift-invariant kernels (Proposition 2) do not apply"))
+      "`kernel` \"arccos\" is not shift-invariant (k(x, y) is no function kappa(x - y)), ",
+      "so Proposition 2 (the variance of shift-invariant features) does not apply to it"))
   }
   as.vector(exact_kernel(delta, matrix(0, 1L, ncol(delta)), spec))
 }
