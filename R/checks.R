@@ -158,7 +158,7 @@ check_sampler <- function(sampler) check_string(sampler, "sampler", rff_samplers
 check_lengthscale <- function(lengthscale, d) {
   if (identical(lengthscale, "median")) {
     rff_abort("lengthscale", paste0(
-      "`lengthscale = \"median\"` needs the data: give `x` to rff_features() or ",
+      "`lengthscale` \"median\" needs the data: give `x` to rff_features() or ",
       "rff_kernel(), which compute it; rff_map() knows only `d`"))
   }
   if (!is_number(lengthscale) || length(lengthscale) == 0L ||

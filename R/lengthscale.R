@@ -34,13 +34,13 @@ rff_median_lengthscale <- function(x, max_rows = 2000) {
 median_lengthscale <- function(x, max_rows = 2000L) {
   n <- nrow(x)
   if (n < 2L) {
-    rff_abort("lengthscale", "`lengthscale = \"median\"` needs at least two rows in `x`")
+    rff_abort("lengthscale", "`lengthscale` \"median\" needs at least two rows in `x`")
   }
   if (n > max_rows) x <- x[sort(sample.int(n, max_rows)), , drop = FALSE]
   l <- stats::median(stats::dist(x))
   if (!is.finite(l) || l <= 0) {
     rff_abort("lengthscale", sprintf(
-      "`lengthscale = \"median\"` gives %s: more than half of the pairs of rows of `x` coincide",
+      "`lengthscale` \"median\" gives %s: more than half of the pairs of rows of `x` coincide",
       format(l)))
   }
   l
