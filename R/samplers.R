@@ -24,8 +24,9 @@
 #'     when the lengthscale is large compared with the distances in the data.}
 #'   \item{`"qmc"`}{Randomized quasi-Monte Carlo (Avron et al., 2016), for
 #'     every built-in kernel. Point j of a Halton sequence in s dimensions (the
-#'     k-th coordinate in base the k-th prime) is scrambled, each coordinate
-#'     by a random permutation of its digits, and shifted by a uniform random
+#'     k-th coordinate in base the k-th prime b) is scrambled, each
+#'     coordinate by a random linear permutation of its digits,
+#'     a -> (h a + g) mod b, and shifted by a uniform random
 #'     vector modulo 1 (Cranley-Patterson rotation), then pushed through the
 #'     inverse CDF of the spectral measure: normal quantiles (Gaussian,
 #'     arc-cosine), Cauchy quantiles (Laplace), or normal quantiles and one
@@ -33,8 +34,8 @@
 #'     point uniform on the unit cube, so the estimate stays unbiased, while
 #'     the points fill the cube more evenly than independent ones. With
 #'     `variant = "phase"` the phases are one more dimension of the sequence
-#'     (b_j = 2 pi u_j). Random draws: s shifts, then for each dimension the
-#'     b - 1 uniforms of a Fisher-Yates shuffle of its b digits.}
+#'     (b_j = 2 pi u_j). Random draws: s shifts, then for each dimension
+#'     its h (in 1..b-1) and g (in 0..b-1).}
 #' }
 #'
 #' User-defined kernels ([rff_spectral()]) support only `"iid"`. Measured

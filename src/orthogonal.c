@@ -11,6 +11,9 @@
 void rff_draw_orthogonal(const rff_spec *spec, double *omega)
 {
     int d = spec->d, m = spec->m, info = 0, lwork = -1;
+    /* release the work space at the end: callers may draw many maps in one
+       .Call */
+    const void *vmax = vmaxget();
     double *g = (double *) R_alloc((size_t) d * d, sizeof(double));
     double *tau = (double *) R_alloc((size_t) d, sizeof(double));
     double *sgn = (double *) R_alloc((size_t) d, sizeof(double));
@@ -37,5 +40,7 @@ void rff_draw_orthogonal(const rff_spec *spec, double *omega)
             const double *q = g + (R_xlen_t) k * d;
             for (int i = 0; i < d; i++) col[i] = r * q[i];
         }
+        R_CheckUserInterrupt();
     }
+    vmaxset(vmax);
 }

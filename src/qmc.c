@@ -5,16 +5,19 @@
 #include <float.h>
 
 /* Coordinates of a randomized Halton sequence in s dimensions: dimension k
-   uses the k-th prime b as base, a permutation of the digits {0..b-1}
-   (applied at every digit position, including the trailing zeros) and a
-   shift modulo 1 (Cranley-Patterson rotation). The shift makes every point
-   uniform on the unit cube, so estimates built on it are unbiased; the
-   permutations break the correlations of plain Halton in high dimensions. */
+   uses the k-th prime b as base, a random linear scrambling of its digits,
+   a -> (h a + g) mod b with h in 1..b-1 and g in 0..b-1 (a permutation of
+   the digits since b is prime, applied at every digit position including
+   the trailing zeros), and a shift modulo 1 (Cranley-Patterson rotation).
+   The shift makes every point uniform on the unit cube, so estimates built
+   on it are unbiased; the scrambling breaks the correlations of plain
+   Halton between dimensions with large bases. Memory is O(s) whatever the
+   bases. */
 typedef struct {
     int s;
     int *base;
-    int **perm;      /* NULL: the identity (plain Halton) */
-    double *shift;   /* NULL: no shift */
+    int *mult, *add;  /* NULL: no scrambling (plain Halton) */
+    double *shift;    /* NULL: no shift */
 } halton_seq;
 
 /* First s primes by trial division (s is at most a few thousand). */
@@ -29,29 +32,31 @@ static void first_primes(int s, int *out)
     }
 }
 
-/* Draws, with R's RNG: s shifts, then for each dimension a uniform random
-   permutation of its b digits (Fisher-Yates, b - 1 draws). */
+/* A uniform integer in 0..n-1 from one uniform draw. */
+static int unif_index(int n)
+{
+    int r = (int) (unif_rand() * n);
+    return r < n ? r : n - 1;
+}
+
+/* Draws, with R's RNG: s shifts, then for each dimension its multiplier h
+   and offset g (two uniforms). */
 static void halton_init(halton_seq *h, int s, int randomize)
 {
     h->s = s;
     h->base = (int *) R_alloc((size_t) s, sizeof(int));
     first_primes(s, h->base);
-    h->perm = NULL;
+    h->mult = h->add = NULL;
     h->shift = NULL;
     if (!randomize) return;
     h->shift = (double *) R_alloc((size_t) s, sizeof(double));
     for (int k = 0; k < s; k++) h->shift[k] = unif_rand();
-    h->perm = (int **) R_alloc((size_t) s, sizeof(int *));
+    h->mult = (int *) R_alloc((size_t) s, sizeof(int));
+    h->add = (int *) R_alloc((size_t) s, sizeof(int));
     for (int k = 0; k < s; k++) {
         int b = h->base[k];
-        int *p = (int *) R_alloc((size_t) b, sizeof(int));
-        for (int i = 0; i < b; i++) p[i] = i;
-        for (int i = b - 1; i > 0; i--) {
-            int r = (int) (unif_rand() * (i + 1));
-            if (r > i) r = i;
-            int t = p[i]; p[i] = p[r]; p[r] = t;
-        }
-        h->perm[k] = p;
+        h->mult[k] = 1 + unif_index(b - 1);
+        h->add[k] = unif_index(b);
     }
 }
 
@@ -59,14 +64,15 @@ static void halton_init(halton_seq *h, int s, int randomize)
 static double halton_coord(const halton_seq *h, R_xlen_t i, int k)
 {
     int b = h->base[k];
-    const int *p = h->perm ? h->perm[k] : NULL;
+    int scrambled = h->mult != NULL;
+    long long hm = scrambled ? h->mult[k] : 1, g = scrambled ? h->add[k] : 0;
     double f = 1.0 / b, x = 0.0;
     R_xlen_t idx = i;
     /* digits until they no longer change a double: f < 2^-54 */
-    while (f > 5.5e-17 && (idx > 0 || p != NULL)) {
-        int digit = (int) (idx % b);
+    while (f > 5.5e-17 && (idx > 0 || scrambled)) {
+        long long digit = (long long) (idx % b);
         idx /= b;
-        x += (p ? p[digit] : digit) * f;
+        x += (double) ((hm * digit + g) % b) * f;
         f /= b;
     }
     if (h->shift) {
@@ -93,6 +99,9 @@ void rff_draw_qmc(const rff_spec *spec, double *omega, double *phase)
     int d = spec->d, extra = spec->kernel->qmc_extra;
     int with_phase = spec->variant == RFF_VARIANT_PHASE;
     int s = d + extra + with_phase;
+    /* release the work space at the end: callers may draw many maps in one
+       .Call */
+    const void *vmax = vmaxget();
     halton_seq h;
     halton_init(&h, s, 1);
     double *u = (double *) R_alloc((size_t) s, sizeof(double));
@@ -100,7 +109,9 @@ void rff_draw_qmc(const rff_spec *spec, double *omega, double *phase)
         for (int k = 0; k < s; k++) u[k] = open_unit(halton_coord(&h, j, k));
         spec->kernel->quantile(d, spec->nu, u, omega + (R_xlen_t) j * d);
         if (with_phase) phase[j] = 2.0 * M_PI * halton_coord(&h, j, s - 1);
+        if (j % 8192 == 8191) R_CheckUserInterrupt();
     }
+    vmaxset(vmax);
 }
 
 /* n points of the Halton sequence in s dimensions (n x s), randomized
