@@ -60,6 +60,14 @@ double rff_arccos_exact(const double *a, const double *b, int d, double order)
     return na * nb * (sin(theta) + (M_PI - theta) * cos(theta)) / M_PI;
 }
 
+/* kappa of a kernel that is not shift-invariant does not exist: NaN, so
+   that code written for kappa shows the mistake instead of crashing. */
+static double kappa_none(const double *u, int d, double param)
+{
+    (void) u; (void) d; (void) param;
+    return R_NaN;
+}
+
 static const rff_kernel_def kernel_table[] = {
     /* name, draw, kappa, radius, quantile, qmc_extra, pair, features */
     {"gaussian", rff_draw_gaussian, kappa_gaussian, rff_radius_gaussian,
@@ -69,7 +77,7 @@ static const rff_kernel_def kernel_table[] = {
     {"matern", rff_draw_matern, kappa_matern, rff_radius_matern,
      rff_quantile_matern, 1, NULL, RFF_FEATURES_FOURIER},
     /* frequencies N(0, I) as for the Gaussian kernel; not shift-invariant */
-    {"arccos", rff_draw_gaussian, NULL, rff_radius_gaussian,
+    {"arccos", rff_draw_gaussian, kappa_none, rff_radius_gaussian,
      rff_quantile_gaussian, 0, rff_arccos_exact, RFF_FEATURES_ARCCOS},
 };
 
@@ -106,7 +114,7 @@ SEXP rff_kernel(SEXP x, SEXP y, SEXP kernel, SEXP lengthscale, SEXP nu_)
     double nu = rff_as_double(nu_, "nu");
     if (!(nu > 0)) Rf_error("`nu` must be positive");
     /* the arc-cosine kernel needs its order: see rff_kernel_spec() */
-    return exact_kernel(x, y, k, lengthscale, k->kappa == NULL ? 1.0 : nu);
+    return exact_kernel(x, y, k, lengthscale, k->pair != NULL ? 1.0 : nu);
 }
 
 /* The exact kernel with the parameters read by name from a list (a map, or
@@ -118,7 +126,7 @@ SEXP rff_kernel_spec(SEXP x, SEXP y, SEXP spec)
         Rf_error("a user-defined spectral kernel is evaluated in R");
     const rff_kernel_def *k = rff_kernel_lookup(kernel);
     double param;
-    if (k->kappa == NULL) {
+    if (k->pair != NULL) {
         param = (double) rff_order_code(rff_list_elt_opt(spec, "order"));
     } else {
         param = rff_as_double(rff_list_elt(spec, "nu"), "nu");
@@ -151,7 +159,7 @@ static SEXP exact_kernel(SEXP x, SEXP y, const rff_kernel_def *k,
     double *v = (double *) R_alloc((size_t) d, sizeof(double));
     for (int j = 0; j < m; j++) {
         for (int i = 0; i < n; i++) {
-            if (k->kappa != NULL) {
+            if (k->pair == NULL) {
                 for (int c = 0; c < d; c++) {
                     R_xlen_t off = (R_xlen_t) c;
                     u[c] = (px[i + off * n] - py[j + off * m]) / ls[nls == 1 ? 0 : c];

@@ -41,11 +41,12 @@ enum { RFF_FEATURES_FOURIER = 0, RFF_FEATURES_ARCCOS = 1 };
 typedef struct {
     const char *name;
     rff_draw_fn draw;
-    rff_kappa_fn kappa;         /* NULL when not shift-invariant */
+    rff_kappa_fn kappa;         /* returns NaN when not shift-invariant */
     rff_radius_fn radius;       /* NULL when not radial (no "orthogonal") */
     rff_quantile_fn quantile;   /* NULL when there is no "qmc" */
     int qmc_extra;              /* uniforms beyond d used by quantile */
-    rff_pair_fn pair;           /* exact kernel when kappa is NULL */
+    rff_pair_fn pair;           /* exact kernel k(a, b) of a kernel that is
+                                   not shift-invariant; NULL otherwise */
     int features;               /* RFF_FEATURES_* */
 } rff_kernel_def;
 
