@@ -10,7 +10,9 @@
 #' frequencies are drawn column by column (for the Matern kernel: `d`
 #' normal draws, then one chi-square draw per frequency), then the `D`
 #' phases; this order is fixed, so replicated error studies draw the
-#' same maps as successive calls of `rff_map()`.
+#' same maps as successive calls of `rff_map()`. The other samplers' draw
+#' orders are given in [rff_samplers]; an [rff_spectral()] kernel's
+#' `sample(m, d)` is called once, before the phases are drawn.
 #'
 #' Kernels, with u = (x - y) / lengthscale:
 #' \describe{
