@@ -94,11 +94,58 @@ check_flag <- function(x, arg) {
   x
 }
 
-rff_kernels <- c("gaussian", "laplace", "matern")
+rff_kernels <- c("gaussian", "laplace", "matern", "arccos")
 rff_variants <- c("pair", "phase")
-rff_samplers <- c("iid")
+rff_samplers <- c("iid", "orthogonal", "qmc")
 
-check_kernel <- function(kernel) check_string(kernel, "kernel", rff_kernels)
+# A kernel name, or a user-defined spectral measure made by rff_spectral().
+check_kernel <- function(kernel, arg = "kernel") {
+  if (inherits(kernel, "rff_spectral")) return(check_spectral(kernel, arg))
+  if (is.list(kernel)) {
+    rff_abort(arg, sprintf(
+      "`%s` must be a kernel name or an object made by rff_spectral(), got %s",
+      arg, show_value(kernel)))
+  }
+  check_string(kernel, arg, rff_kernels)
+}
+
+check_spectral <- function(kernel, arg = "kernel") {
+  if (!is.list(kernel) || !is.function(kernel$sample) || !is.function(kernel$kappa) ||
+      !is.character(kernel$name) || length(kernel$name) != 1L) {
+    rff_abort(arg, sprintf(
+      "`%s` is a damaged rff_spectral object: it needs functions `sample` and `kappa` and a `name`",
+      arg))
+  }
+  kernel
+}
+
+check_order <- function(order) {
+  if (!is_number(order) || length(order) != 1L || is.na(order) || !order %in% c(0, 1)) {
+    rff_abort("order", sprintf("`order` must be 0 or 1, got %s", show_value(order)))
+  }
+  as.integer(order)
+}
+
+# The samplers each kernel supports, and the arc-cosine kernel's one variant.
+check_sampler_kernel <- function(sampler, kernel, variant) {
+  spectral <- inherits(kernel, "rff_spectral")
+  if (spectral && sampler != "iid") {
+    rff_abort("sampler", sprintf(
+      "`sampler` \"%s\" needs a kernel whose spectral law the package knows; a user-defined rff_spectral() kernel supports only \"iid\"",
+      sampler))
+  }
+  if (!spectral && sampler == "orthogonal" && !kernel %in% c("gaussian", "matern", "arccos")) {
+    rff_abort("sampler", sprintf(
+      "`sampler` \"orthogonal\" needs a radial kernel (\"gaussian\", \"matern\", \"arccos\"), got kernel \"%s\"",
+      kernel))
+  }
+  if (!spectral && kernel == "arccos" && variant != "pair") {
+    rff_abort("variant", sprintf(
+      "`variant` \"%s\" has no meaning for the arc-cosine kernel, which has no phases; use \"pair\"",
+      variant))
+  }
+  sampler
+}
 
 check_variant <- function(variant) {
   # the default is the whole choice vector, as in match.arg()
@@ -109,6 +156,11 @@ check_variant <- function(variant) {
 check_sampler <- function(sampler) check_string(sampler, "sampler", rff_samplers)
 
 check_lengthscale <- function(lengthscale, d) {
+  if (identical(lengthscale, "median")) {
+    rff_abort("lengthscale", paste0(
+      "`lengthscale` \"median\" needs the data: give `x` to rff_features() or ",
+      "rff_kernel(), which compute it; rff_map() knows only `d`"))
+  }
   if (!is_number(lengthscale) || length(lengthscale) == 0L ||
       anyNA(lengthscale) || any(!is.finite(lengthscale)) || any(lengthscale <= 0)) {
     bad <- if (is_number(lengthscale) && length(lengthscale) > 0L) {
@@ -166,7 +218,17 @@ check_map <- function(map, arg = "map") {
   D <- check_count(map$D, paste0(arg, "$D"))
   d <- check_count(map$d, paste0(arg, "$d"))
   variant <- check_string(map$variant, paste0(arg, "$variant"), rff_variants)
-  check_string(map$kernel, paste0(arg, "$kernel"), rff_kernels)
+  kernel <- check_kernel(map$kernel, paste0(arg, "$kernel"))
+  if (identical(kernel, "arccos")) {
+    if (!is_number(map$order) || length(map$order) != 1L || !isTRUE(map$order %in% c(0, 1))) {
+      rff_abort(paste0(arg, "$order"), sprintf(
+        "`%s$order` must be 0 or 1 for an arc-cosine map, got %s", arg, show_value(map$order)))
+    }
+    if (variant != "pair") {
+      rff_abort(paste0(arg, "$variant"), sprintf(
+        "`%s$variant` must be \"pair\" for an arc-cosine map", arg))
+    }
+  }
   if (variant == "pair" && D %% 2L != 0L) {
     rff_abort(paste0(arg, "$D"), sprintf("`%s$D` must be even for a \"pair\" map, got %d", arg, D))
   }

@@ -8,7 +8,8 @@
 #'
 #' For `variant = "pair"`, columns `1..D/2` are sqrt(2/D) cos(omega_j'x) and
 #' columns `D/2+1..D` are sqrt(2/D) sin(omega_j'x); for `"phase"`, column j
-#' is sqrt(2/D) cos(omega_j'x + b_j). Rows are computed in blocks in C,
+#' is sqrt(2/D) cos(omega_j'x + b_j). For the arc-cosine kernel, see
+#' [rff_arccos]. Rows are computed in blocks in C,
 #' shared among `threads` OpenMP threads; results do not depend on the number
 #' of threads.
 #'
@@ -16,9 +17,12 @@
 #' @param x A numeric matrix, a data frame of numeric columns, or a numeric
 #'   vector (one column). Missing and infinite values are errors. Row names
 #'   are kept.
+#' @param lengthscale A positive number, one per column of `x` (ARD), or
+#'   `"median"`: the median heuristic [rff_median_lengthscale()] computed
+#'   from `x` (before the map is drawn) and stored in the map as a number.
 #' @param map An `"rff_map"` from [rff_map()] or from an earlier call. When
 #'   given, no new map is drawn, and none of `D`, `kernel`, `lengthscale`,
-#'   `nu`, `variant`, `sampler` may be given.
+#'   `nu`, `order`, `variant`, `sampler` may be given.
 #' @param threads Number of threads; default `getOption("rff.threads")`,
 #'   else all cores (at most 2 when `_R_CHECK_LIMIT_CORES_` is set).
 #' @return A double matrix with `nrow(x)` rows and `D` columns, with the map
@@ -33,18 +37,22 @@
 #' # new data through the same map
 #' Znew <- rff_features(matrix(rnorm(4), 2, 2), map = attr(Z, "rff_map"))
 #' dim(Znew)
+#' # orthogonal frequencies, lengthscale by the median heuristic
+#' Zo <- rff_features(x, D = 200, sampler = "orthogonal", lengthscale = "median")
+#' attr(Zo, "rff_map")$lengthscale
 #' @export
 rff_features <- function(x, D = 500, kernel = "gaussian", lengthscale = 1,
-                         nu = 1.5, variant = "pair", sampler = "iid",
+                         nu = 1.5, order = 1, variant = "pair", sampler = "iid",
                          map = NULL, threads = NULL) {
   x <- check_x(x)
   threads <- check_threads(threads)
   if (is.null(map)) {
+    lengthscale <- resolve_lengthscale(lengthscale, x)
     map <- rff_map(ncol(x), D = D, kernel = kernel, lengthscale = lengthscale,
-                   nu = nu, variant = variant, sampler = sampler)
+                   nu = nu, order = order, variant = variant, sampler = sampler)
   } else {
     check_no_sampling_args(supplied_args(
-      c("D", "kernel", "lengthscale", "nu", "variant", "sampler"), environment()))
+      c("D", "kernel", "lengthscale", "nu", "order", "variant", "sampler"), environment()))
     check_map(map)
     check_x_matches_map(x, map)
   }

@@ -10,10 +10,16 @@
 #' frequencies are drawn column by column (for the Matern kernel: `d`
 #' normal draws, then one chi-square draw per frequency), then the `D`
 #' phases; this order is fixed, so replicated error studies draw the
-#' same maps as successive calls of `rff_map()`.
+#' same maps as successive calls of `rff_map()`. The other samplers' draw
+#' orders are given in [rff_samplers]; an [rff_spectral()] kernel's
+#' `sample(m, d)` is called once, before the phases are drawn.
 #'
 #' Kernels, with u = (x - y) / lengthscale:
 #' \describe{
+#'   \item{`"arccos"`}{the arc-cosine kernel of order `order` (Cho and Saul,
+#'     2009), which is not shift-invariant; see [rff_arccos].}
+#'   \item{an [rff_spectral()] object}{a user-defined spectral measure: its
+#'     `sample(m, d)` is called and its result validated.}
 #'   \item{`"gaussian"`}{exp(-|u|^2 / 2); omega ~ N(0, diag(1 / l^2)).}
 #'   \item{`"laplace"`}{exp(-sum |u_k|), the product (L1) Laplace kernel;
 #'     independent Cauchy(0, 1 / l_k) coordinates.}
@@ -24,31 +30,46 @@
 #'
 #' @param d Number of input columns.
 #' @param D Number of features (even for `variant = "pair"`).
-#' @param kernel One of `"gaussian"`, `"laplace"`, `"matern"`.
+#' @param kernel One of `"gaussian"`, `"laplace"`, `"matern"`, `"arccos"`,
+#'   or a user-defined spectral measure made by [rff_spectral()].
 #' @param lengthscale A positive number, or one per input column (ARD).
+#'   [rff_features()] and [rff_kernel()] also accept `"median"` (the median
+#'   heuristic, see [rff_median_lengthscale()]); `rff_map()`, which sees no
+#'   data, does not.
 #' @param nu Smoothness of the Matern kernel (positive); ignored by other
+#'   kernels.
+#' @param order Order of the arc-cosine kernel, 0 or 1; ignored by other
 #'   kernels.
 #' @param variant `"pair"` (default): `D/2` frequencies, each giving a cosine
 #'   and a sine feature. `"phase"`: `D` frequencies with uniform random
 #'   phases, z_j(x) = sqrt(2/D) cos(omega_j'x + b_j).
-#' @param sampler How frequencies are drawn; `"iid"` (independent draws).
+#'   The arc-cosine kernel has no phases and accepts only `"pair"`.
+#' @param sampler How frequencies are drawn: `"iid"` (independent draws),
+#'   `"orthogonal"` (orthogonal random features, radial kernels only) or
+#'   `"qmc"` (randomized quasi-Monte Carlo); see [rff_samplers]. Maps drawn
+#'   with `"iid"` are those of earlier versions, draw for draw.
 #' @return An object of class `"rff_map"`: a list with `omega` (the `d` x `m`
 #'   frequency matrix, lengthscale applied; m = D/2 for `"pair"`, D for
 #'   `"phase"`), `phase` (length `D`, or `NULL` for `"pair"`), `D`, `d`,
-#'   `kernel`, `lengthscale`, `nu`, `variant` and `sampler`.
+#'   `kernel` (a name, or the [rff_spectral()] object itself), `lengthscale`
+#'   (always numeric), `nu`, `order`, `variant` and `sampler`.
 #' @references Rahimi, A. and Recht, B. (2007). Random features for
 #'   large-scale kernel machines. *Advances in Neural Information Processing
 #'   Systems 20*.
 #' @seealso [rff_features()] to apply the map, [rff_kernel()] for the exact
-#'   kernel.
+#'   kernel, [rff_samplers] for the samplers.
 #' @examples
 #' set.seed(1)
 #' m <- rff_map(d = 3, D = 100, kernel = "matern", nu = 2.5, lengthscale = 2)
 #' m
 #' dim(m$omega)
+#' # orthogonal frequencies: within a block of d, directions are orthogonal
+#' o <- rff_map(d = 3, D = 6, sampler = "orthogonal")
+#' round(crossprod(o$omega), 10)
+#' rff_map(d = 3, D = 100, kernel = "arccos", order = 0)
 #' @export
 rff_map <- function(d, D = 500, kernel = "gaussian", lengthscale = 1, nu = 1.5,
-                    variant = c("pair", "phase"), sampler = "iid") {
+                    order = 1, variant = c("pair", "phase"), sampler = "iid") {
   d <- check_count(d, "d")
   variant <- check_variant(variant)
   D <- check_count(D, "D", hi = 2^30)
@@ -58,14 +79,16 @@ rff_map <- function(d, D = 500, kernel = "gaussian", lengthscale = 1, nu = 1.5,
   kernel <- check_kernel(kernel)
   lengthscale <- check_lengthscale(lengthscale, d)
   nu <- check_positive(nu, "nu")
+  order <- check_order(order)
   sampler <- check_sampler(sampler)
+  check_sampler_kernel(sampler, kernel, variant)
   m <- if (variant == "pair") D %/% 2L else D
   if (as.double(d) * m > 2^31 - 1) {
     rff_abort("D", sprintf(
       "`D` is too large: %d x %d frequencies exceed what BLAS can index", d, m))
   }
   spec <- list(D = D, d = d, kernel = kernel, lengthscale = lengthscale,
-               nu = nu, variant = variant, sampler = sampler)
+               nu = nu, variant = variant, sampler = sampler, order = order)
   draw_map(spec)
 }
 
@@ -76,9 +99,11 @@ draw_map <- function(spec) {
   structure(c(draws, spec), class = "rff_map")
 }
 
-kernel_label <- function(kernel, nu) {
-  if (kernel == "matern") sprintf("Matern (nu = %s)", format(nu)) else
-    paste0(toupper(substring(kernel, 1, 1)), substring(kernel, 2))
+kernel_label <- function(kernel, nu, order = NULL) {
+  if (inherits(kernel, "rff_spectral")) return(sprintf("%s (rff_spectral)", kernel$name))
+  if (kernel == "matern") return(sprintf("Matern (nu = %s)", format(nu)))
+  if (kernel == "arccos") return(sprintf("Arc-cosine (order %s)", format(order)))
+  paste0(toupper(substring(kernel, 1, 1)), substring(kernel, 2))
 }
 
 #' @export
@@ -89,7 +114,7 @@ print.rff_map <- function(x, ...) {
             format(min(ls), digits = 4), format(max(ls), digits = 4))
   cat(sprintf("<rff_map> %d random Fourier features of %d input column%s\n",
               x$D, x$d, if (x$d == 1L) "" else "s"))
-  cat(sprintf("  kernel:      %s\n", kernel_label(x$kernel, x$nu)))
+  cat(sprintf("  kernel:      %s\n", kernel_label(x$kernel, x$nu, x$order)))
   cat(sprintf("  lengthscale: %s\n", ls_txt))
   cat(sprintf("  variant:     %s (%d frequencies), sampler: %s\n",
               x$variant, ncol(x$omega), x$sampler))

@@ -6,6 +6,10 @@
 #'
 #' Main functions: [rff_map()] draws a feature map, [rff_features()] applies
 #' it to data, [rff_kernel()] computes the exact kernel it approximates.
+#' Beyond i.i.d. frequencies: orthogonal and quasi-Monte Carlo samplers
+#' ([rff_samplers]), the arc-cosine kernels ([rff_arccos]), user-defined
+#' spectral measures ([rff_spectral()]) and the median heuristic for the
+#' lengthscale ([rff_median_lengthscale()]).
 #' Errors from bad arguments have class `"rff_error"` (see [rff_error]).
 #'
 #' Options: `rff.threads` sets the default number of threads;

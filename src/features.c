@@ -26,6 +26,17 @@ SEXP rff_list_elt(SEXP list, const char *name)
     return R_NilValue; /* not reached */
 }
 
+/* The element called name, or R_NilValue when the list has none. */
+SEXP rff_list_elt_opt(SEXP list, const char *name)
+{
+    SEXP names = Rf_getAttrib(list, R_NamesSymbol);
+    if (TYPEOF(list) != VECSXP || !Rf_isString(names)) return R_NilValue;
+    for (R_xlen_t i = 0; i < XLENGTH(list); i++)
+        if (strcmp(CHAR(STRING_ELT(names, i)), name) == 0)
+            return VECTOR_ELT(list, i);
+    return R_NilValue;
+}
+
 /* Reads and re-checks an "rff_map" list; pointers stay valid while map is
    protected by the caller. */
 void rff_fmap_from_list(SEXP map, rff_fmap *out)
@@ -50,6 +61,37 @@ void rff_fmap_from_list(SEXP map, rff_fmap *out)
     }
     out->omega = REAL(omega);
     out->scale = sqrt(2.0 / out->D);
+    /* the feature type follows the kernel; user-defined spectral kernels
+       (lists) have Fourier features */
+    SEXP kernel = rff_list_elt(map, "kernel");
+    out->features = RFF_FEATURES_FOURIER;
+    out->order = 0;
+    if (!rff_is_spectral(kernel) &&
+        rff_kernel_lookup(kernel)->features == RFF_FEATURES_ARCCOS) {
+        out->features = RFF_FEATURES_ARCCOS;
+        out->order = rff_order_code(rff_list_elt_opt(map, "order"));
+        if (out->variant != RFF_VARIANT_PAIR)
+            Rf_error("`map` is inconsistent: an arc-cosine map has variant \"pair\"");
+    }
+}
+
+/* Arc-cosine features in place: the projection p gives
+   sqrt(2/D) step(p) p^order in column j and sqrt(2/D) step(-p) (-p)^order in
+   column j + m (the antithetic direction -omega_j). */
+static void arccos_features(const rff_fmap *map, int nrows, double *z, int ldz)
+{
+    const double s = map->scale;
+    int m = map->m;
+    for (int j = 0; j < m; j++) {
+        double *zp = z + (R_xlen_t) j * ldz;
+        double *zn = z + (R_xlen_t) (j + m) * ldz;
+        for (int i = 0; i < nrows; i++) {
+            double p = zp[i];
+            double f = map->order == 0 ? s : s * fabs(p);
+            zp[i] = p > 0.0 ? f : 0.0;
+            zn[i] = p < 0.0 ? f : 0.0;
+        }
+    }
 }
 
 /* Features of nrows rows of x (leading dimension ldx) into z (leading
@@ -63,7 +105,9 @@ void rff_featurize_rows(const rff_fmap *map, const double *x, int ldx,
     F77_CALL(dgemm)("N", "N", &nrows, &m, &d, &one, x, &ldx, map->omega, &d,
                     &zero, z, &ldz FCONE FCONE);
     const double s = map->scale;
-    if (map->variant == RFF_VARIANT_PAIR) {
+    if (map->features == RFF_FEATURES_ARCCOS) {
+        arccos_features(map, nrows, z, ldz);
+    } else if (map->variant == RFF_VARIANT_PAIR) {
         for (int j = 0; j < m; j++) {
             double *zc = z + (R_xlen_t) j * ldz;
             double *zs = z + (R_xlen_t) (j + m) * ldz;
@@ -89,12 +133,13 @@ void rff_featurize(const rff_fmap *map, const double *x, int n, double *z,
                    int ldz, int threads)
 {
     R_xlen_t nblocks = ((R_xlen_t) n + RFF_BLOCK_ROWS - 1) / RFF_BLOCK_ROWS;
-    /* between batches the main thread checks for an interrupt */
+    /* between batches the main thread checks for an interrupt; a single
+       block runs on the calling thread (starting a team costs more) */
     const R_xlen_t batch = 64 * (R_xlen_t) (threads > 0 ? threads : 1);
     for (R_xlen_t b0 = 0; b0 < nblocks; b0 += batch) {
         R_xlen_t b1 = b0 + batch < nblocks ? b0 + batch : nblocks;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static)
+#pragma omp parallel for num_threads(threads) schedule(static) if (b1 - b0 > 1)
 #endif
         for (R_xlen_t b = b0; b < b1; b++) {
             int r0 = (int) (b * RFF_BLOCK_ROWS);

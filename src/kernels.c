@@ -39,11 +39,57 @@ static double kappa_matern(const double *u, int d, double nu)
     return v;
 }
 
+/* Arc-cosine kernels of order 0 and 1 (Cho and Saul, 2009):
+   k0 = 1 - theta / pi, k1 = |a| |b| (sin theta + (pi - theta) cos theta) / pi,
+   theta the angle between a and b. The features vanish at 0, so does k. */
+double rff_arccos_exact(const double *a, const double *b, int d, double order)
+{
+    double na = 0.0, nb = 0.0;
+    for (int k = 0; k < d; k++) { na += a[k] * a[k]; nb += b[k] * b[k]; }
+    na = sqrt(na); nb = sqrt(nb);
+    if (na == 0.0 || nb == 0.0) return 0.0;
+    /* theta = 2 atan2(|a/|a| - b/|b||, |a/|a| + b/|b||), accurate near 0 and pi */
+    double dm = 0.0, dp = 0.0;
+    for (int k = 0; k < d; k++) {
+        double p = a[k] / na, q = b[k] / nb;
+        dm += (p - q) * (p - q);
+        dp += (p + q) * (p + q);
+    }
+    double theta = 2.0 * atan2(sqrt(dm), sqrt(dp));
+    if (order == 0.0) return 1.0 - theta / M_PI;
+    return na * nb * (sin(theta) + (M_PI - theta) * cos(theta)) / M_PI;
+}
+
+/* kappa of a kernel that is not shift-invariant does not exist: NaN, so
+   that code written for kappa shows the mistake instead of crashing. */
+static double kappa_none(const double *u, int d, double param)
+{
+    (void) u; (void) d; (void) param;
+    return R_NaN;
+}
+
 static const rff_kernel_def kernel_table[] = {
-    {"gaussian", rff_draw_gaussian, kappa_gaussian},
-    {"laplace", rff_draw_laplace, kappa_laplace},
-    {"matern", rff_draw_matern, kappa_matern},
+    /* name, draw, kappa, radius, quantile, qmc_extra, pair, features */
+    {"gaussian", rff_draw_gaussian, kappa_gaussian, rff_radius_gaussian,
+     rff_quantile_gaussian, 0, NULL, RFF_FEATURES_FOURIER},
+    {"laplace", rff_draw_laplace, kappa_laplace, NULL,
+     rff_quantile_laplace, 0, NULL, RFF_FEATURES_FOURIER},
+    {"matern", rff_draw_matern, kappa_matern, rff_radius_matern,
+     rff_quantile_matern, 1, NULL, RFF_FEATURES_FOURIER},
+    /* frequencies N(0, I) as for the Gaussian kernel; not shift-invariant */
+    {"arccos", rff_draw_gaussian, kappa_none, rff_radius_gaussian,
+     rff_quantile_gaussian, 0, rff_arccos_exact, RFF_FEATURES_ARCCOS},
 };
+
+/* A user-defined spectral measure (an "rff_spectral" list): drawn and
+   evaluated by calling its R functions, so it has no C sampler or kappa. */
+const rff_kernel_def rff_spectral_def =
+    {"rff_spectral", NULL, NULL, NULL, NULL, 0, NULL, RFF_FEATURES_FOURIER};
+
+int rff_is_spectral(SEXP kernel)
+{
+    return TYPEOF(kernel) == VECSXP && Rf_inherits(kernel, "rff_spectral");
+}
 
 const rff_kernel_def *rff_kernel_lookup(SEXP name)
 {
@@ -56,17 +102,47 @@ const rff_kernel_def *rff_kernel_lookup(SEXP name)
     return NULL; /* not reached */
 }
 
-/* K[i, j] = kappa((x_i - y_j) / l): n x m, x is n x d and y is m x d. */
+/* K[i, j] = kappa((x_i - y_j) / l), or k(x_i / l, y_j / l) for a kernel that
+   is not shift-invariant: n x m, x is n x d and y is m x d. param is nu, or
+   the order of the arc-cosine kernel. */
+static SEXP exact_kernel(SEXP x, SEXP y, const rff_kernel_def *k,
+                         SEXP lengthscale, double param);
+
 SEXP rff_kernel(SEXP x, SEXP y, SEXP kernel, SEXP lengthscale, SEXP nu_)
 {
     const rff_kernel_def *k = rff_kernel_lookup(kernel);
+    double nu = rff_as_double(nu_, "nu");
+    if (!(nu > 0)) Rf_error("`nu` must be positive");
+    /* the arc-cosine kernel needs its order: see rff_kernel_spec() */
+    return exact_kernel(x, y, k, lengthscale, k->pair != NULL ? 1.0 : nu);
+}
+
+/* The exact kernel with the parameters read by name from a list (a map, or
+   the fields kernel, lengthscale, nu and, optionally, order). */
+SEXP rff_kernel_spec(SEXP x, SEXP y, SEXP spec)
+{
+    SEXP kernel = rff_list_elt(spec, "kernel");
+    if (rff_is_spectral(kernel))
+        Rf_error("a user-defined spectral kernel is evaluated in R");
+    const rff_kernel_def *k = rff_kernel_lookup(kernel);
+    double param;
+    if (k->pair != NULL) {
+        param = (double) rff_order_code(rff_list_elt_opt(spec, "order"));
+    } else {
+        param = rff_as_double(rff_list_elt(spec, "nu"), "nu");
+        if (!(param > 0)) Rf_error("`nu` must be positive");
+    }
+    return exact_kernel(x, y, k, rff_list_elt(spec, "lengthscale"), param);
+}
+
+static SEXP exact_kernel(SEXP x, SEXP y, const rff_kernel_def *k,
+                         SEXP lengthscale, double nu)
+{
     rff_check_real_matrix(x, "x");
     rff_check_real_matrix(y, "y");
     int n = Rf_nrows(x), m = Rf_nrows(y), d = Rf_ncols(x);
     if (Rf_ncols(y) != d) Rf_error("`x` and `y` must have the same number of columns");
     if (d < 1) Rf_error("`x` must have at least one column");
-    double nu = rff_as_double(nu_, "nu");
-    if (!(nu > 0)) Rf_error("`nu` must be positive");
     if (!Rf_isReal(lengthscale) ||
         (XLENGTH(lengthscale) != 1 && XLENGTH(lengthscale) != d))
         Rf_error("`lengthscale` must be a double of length 1 or d");
@@ -80,13 +156,24 @@ SEXP rff_kernel(SEXP x, SEXP y, SEXP kernel, SEXP lengthscale, SEXP nu_)
     const double *px = REAL(x), *py = REAL(y);
     double *po = REAL(out);
     double *u = (double *) R_alloc((size_t) d, sizeof(double));
+    double *v = (double *) R_alloc((size_t) d, sizeof(double));
     for (int j = 0; j < m; j++) {
         for (int i = 0; i < n; i++) {
-            for (int c = 0; c < d; c++) {
-                R_xlen_t off = (R_xlen_t) c;
-                u[c] = (px[i + off * n] - py[j + off * m]) / ls[nls == 1 ? 0 : c];
+            if (k->pair == NULL) {
+                for (int c = 0; c < d; c++) {
+                    R_xlen_t off = (R_xlen_t) c;
+                    u[c] = (px[i + off * n] - py[j + off * m]) / ls[nls == 1 ? 0 : c];
+                }
+                po[i + (R_xlen_t) j * n] = k->kappa(u, d, nu);
+            } else {
+                for (int c = 0; c < d; c++) {
+                    R_xlen_t off = (R_xlen_t) c;
+                    double l = ls[nls == 1 ? 0 : c];
+                    u[c] = px[i + off * n] / l;
+                    v[c] = py[j + off * m] / l;
+                }
+                po[i + (R_xlen_t) j * n] = k->pair(u, v, d, nu);
             }
-            po[i + (R_xlen_t) j * n] = k->kappa(u, d, nu);
         }
         if (j % 64 == 63) R_CheckUserInterrupt();
     }

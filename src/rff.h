@@ -25,11 +25,29 @@
 typedef void (*rff_draw_fn)(int d, double param, double *omega);
 /* Exact kernel at a lengthscale-scaled offset u (length d). */
 typedef double (*rff_kappa_fn)(const double *u, int d, double param);
+/* Draws the norm of one frequency of a radial kernel (unit lengthscale). */
+typedef double (*rff_radius_fn)(int d, double param);
+/* Inverse CDF: a point u of (0,1)^(d + qmc_extra) to one frequency (length d). */
+typedef void (*rff_quantile_fn)(int d, double param, const double *u,
+                                double *omega);
+/* Exact kernel of a kernel that is not shift-invariant, at lengthscale-scaled
+   inputs a and b (length d). */
+typedef double (*rff_pair_fn)(const double *a, const double *b, int d,
+                              double param);
+
+/* What the features of a map are made of. */
+enum { RFF_FEATURES_FOURIER = 0, RFF_FEATURES_ARCCOS = 1 };
 
 typedef struct {
     const char *name;
     rff_draw_fn draw;
-    rff_kappa_fn kappa;
+    rff_kappa_fn kappa;         /* returns NaN when not shift-invariant */
+    rff_radius_fn radius;       /* NULL when not radial (no "orthogonal") */
+    rff_quantile_fn quantile;   /* NULL when there is no "qmc" */
+    int qmc_extra;              /* uniforms beyond d used by quantile */
+    rff_pair_fn pair;           /* exact kernel k(a, b) of a kernel that is
+                                   not shift-invariant; NULL otherwise */
+    int features;               /* RFF_FEATURES_* */
 } rff_kernel_def;
 
 const rff_kernel_def *rff_kernel_lookup(SEXP name);
@@ -37,6 +55,12 @@ const rff_kernel_def *rff_kernel_lookup(SEXP name);
 void rff_draw_gaussian(int d, double param, double *omega);
 void rff_draw_laplace(int d, double param, double *omega);
 void rff_draw_matern(int d, double param, double *omega);
+double rff_radius_gaussian(int d, double param);
+double rff_radius_matern(int d, double param);
+void rff_quantile_gaussian(int d, double param, const double *u, double *omega);
+void rff_quantile_laplace(int d, double param, const double *u, double *omega);
+void rff_quantile_matern(int d, double param, const double *u, double *omega);
+double rff_arccos_exact(const double *a, const double *b, int d, double order);
 
 /* ---- feature maps as seen by the featurization routine ---- */
 
@@ -50,7 +74,11 @@ typedef struct {
     const double *omega;  /* d x m, column-major, lengthscale applied */
     const double *phase;  /* length D for "phase", NULL for "pair" */
     double scale;         /* sqrt(2 / D) */
+    int features;         /* RFF_FEATURES_*; 0 (Fourier) when left zeroed */
+    int order;            /* arc-cosine order (0 or 1) */
 } rff_fmap;
+
+enum { RFF_SAMPLER_IID = 0, RFF_SAMPLER_ORTHOGONAL = 1, RFF_SAMPLER_QMC = 2 };
 
 /* What a map is drawn from: read from an R list with the map's parameters
    (kernel, d, D, lengthscale, nu, variant, sampler), so that new parameters
@@ -62,9 +90,21 @@ typedef struct {
     const double *lengthscale;
     R_xlen_t n_ls;        /* 1 or d */
     double nu;
+    int sampler;          /* RFF_SAMPLER_*; field "sampler", "iid" if absent */
+    int order;            /* field "order" (arc-cosine kernel), 1 if absent */
+    SEXP user;            /* an rff_spectral kernel (drawn by calling R), or
+                             R_NilValue; kernel is then rff_spectral_def */
 } rff_spec;
 
+extern const rff_kernel_def rff_spectral_def;
+
 SEXP rff_list_elt(SEXP list, const char *name);
+SEXP rff_list_elt_opt(SEXP list, const char *name);
+int rff_sampler_code(SEXP sampler);
+int rff_order_code(SEXP order);
+int rff_is_spectral(SEXP kernel);
+void rff_draw_orthogonal(const rff_spec *spec, double *omega);
+void rff_draw_qmc(const rff_spec *spec, double *omega, double *phase);
 int rff_variant_code(SEXP variant);
 void rff_spec_from_list(SEXP spec, rff_spec *out);
 void rff_spec_draw(const rff_spec *spec, double *omega, double *phase);
@@ -121,5 +161,7 @@ static R_INLINE int rff_threads(SEXP threads)
 SEXP rff_draw_map(SEXP spec);
 SEXP rff_features(SEXP x, SEXP map, SEXP threads);
 SEXP rff_kernel(SEXP x, SEXP y, SEXP kernel, SEXP lengthscale, SEXP nu);
+SEXP rff_kernel_spec(SEXP x, SEXP y, SEXP spec);
+SEXP rff_halton(SEXP n, SEXP s, SEXP randomize);
 
 #endif

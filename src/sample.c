@@ -1,5 +1,6 @@
 /* Spectral samplers: frequencies drawn with R's RNG on the main thread. */
 #include "rff.h"
+#include <float.h>
 
 /* Gaussian kernel exp(-|u|^2/2): omega ~ N(0, I). */
 void rff_draw_gaussian(int d, double param, double *omega)
@@ -27,10 +28,78 @@ void rff_draw_matern(int d, double nu, double *omega)
     for (int k = 0; k < d; k++) omega[k] *= s;
 }
 
+/* Radial laws, for the orthogonal sampler: the norm of a unit-lengthscale
+   frequency. Gaussian: chi with d degrees of freedom. */
+double rff_radius_gaussian(int d, double param)
+{
+    (void) param;
+    return sqrt(rchisq((double) d));
+}
+
+/* Matern-nu: |z| sqrt(2 nu / u), z ~ N(0, I_d), u ~ chi^2_{2 nu}. */
+double rff_radius_matern(int d, double nu)
+{
+    double r2 = rchisq((double) d);
+    double u = rchisq(2.0 * nu);
+    while (u <= 0.0) u = rchisq(2.0 * nu);
+    return sqrt(r2 * 2.0 * nu / u);
+}
+
+/* Inverse CDFs of the spectral measures, for the QMC sampler: a point u of
+   the open unit cube (d coordinates, plus qmc_extra) to one frequency. */
+void rff_quantile_gaussian(int d, double param, const double *u, double *omega)
+{
+    (void) param;
+    for (int k = 0; k < d; k++) omega[k] = qnorm(u[k], 0.0, 1.0, 1, 0);
+}
+
+void rff_quantile_laplace(int d, double param, const double *u, double *omega)
+{
+    (void) param;
+    for (int k = 0; k < d; k++) omega[k] = tan(M_PI * (u[k] - 0.5));
+}
+
+/* Multivariate t: d normal quantiles and one chi-square quantile (u[d]). */
+void rff_quantile_matern(int d, double nu, const double *u, double *omega)
+{
+    double c = qchisq(u[d], 2.0 * nu, 1, 0);
+    if (!(c > 0.0)) c = DBL_MIN;
+    double s = sqrt(2.0 * nu / c);
+    for (int k = 0; k < d; k++) omega[k] = s * qnorm(u[k], 0.0, 1.0, 1, 0);
+}
+
+int rff_sampler_code(SEXP sampler)
+{
+    if (!Rf_isString(sampler) || XLENGTH(sampler) != 1 ||
+        STRING_ELT(sampler, 0) == NA_STRING)
+        Rf_error("`sampler` must be a single string");
+    const char *s = CHAR(STRING_ELT(sampler, 0));
+    if (strcmp(s, "iid") == 0) return RFF_SAMPLER_IID;
+    if (strcmp(s, "orthogonal") == 0) return RFF_SAMPLER_ORTHOGONAL;
+    if (strcmp(s, "qmc") == 0) return RFF_SAMPLER_QMC;
+    Rf_error("unknown sampler \"%s\"", s);
+    return -1; /* not reached */
+}
+
+int rff_order_code(SEXP order)
+{
+    if (order == R_NilValue) return 1;
+    double v = rff_as_double(order, "order");
+    if (v != 0.0 && v != 1.0) Rf_error("`order` must be 0 or 1");
+    return (int) v;
+}
+
 /* Reads and checks the parameters a map is drawn from. */
 void rff_spec_from_list(SEXP spec, rff_spec *out)
 {
-    out->kernel = rff_kernel_lookup(rff_list_elt(spec, "kernel"));
+    SEXP kernel = rff_list_elt(spec, "kernel");
+    out->user = R_NilValue;
+    if (rff_is_spectral(kernel)) {
+        out->kernel = &rff_spectral_def;
+        out->user = kernel;
+    } else {
+        out->kernel = rff_kernel_lookup(kernel);
+    }
     out->d = rff_as_int(rff_list_elt(spec, "d"), "d", 1);
     out->D = rff_as_int(rff_list_elt(spec, "D"), "D", 1);
     out->variant = rff_variant_code(rff_list_elt(spec, "variant"));
@@ -49,6 +118,46 @@ void rff_spec_from_list(SEXP spec, rff_spec *out)
             Rf_error("`lengthscale` must be positive and finite");
     if ((double) out->d * out->m > INT_MAX)
         Rf_error("`D` is too large for `d` = %d", out->d);
+    /* optional fields, so that parameter lists written before they existed
+       still draw i.i.d. maps */
+    SEXP sampler = rff_list_elt_opt(spec, "sampler");
+    out->sampler = sampler == R_NilValue ? RFF_SAMPLER_IID : rff_sampler_code(sampler);
+    out->order = rff_order_code(rff_list_elt_opt(spec, "order"));
+    if (out->sampler == RFF_SAMPLER_ORTHOGONAL && out->kernel->radius == NULL)
+        Rf_error("`sampler` \"orthogonal\" needs a radial kernel, not \"%s\"",
+                 out->kernel->name);
+    if (out->sampler == RFF_SAMPLER_QMC && out->kernel->quantile == NULL)
+        Rf_error("`sampler` \"qmc\" needs a kernel with a known inverse CDF, not \"%s\"",
+                 out->kernel->name);
+    if (out->kernel->features == RFF_FEATURES_ARCCOS &&
+        out->variant != RFF_VARIANT_PAIR)
+        Rf_error("the arc-cosine kernel has no phases: `variant` must be \"pair\"");
+}
+
+/* Unit-lengthscale frequencies (d x m) of a user-defined spectral measure,
+   drawn by the R function rff:::draw_spectral(), which calls the user's
+   sample(m, d) and validates what it returns. R's RNG state is handed over
+   to R and taken back, so the draws stay in the one stream. */
+static void draw_spectral(const rff_spec *spec, double *omega)
+{
+    int nprotect = 0;
+    PutRNGstate();
+    SEXP ns = PROTECT(R_FindNamespace(Rf_mkString("rff"))); nprotect++;
+    SEXP fun = PROTECT(Rf_findFun(Rf_install("draw_spectral"), ns)); nprotect++;
+    SEXP m = PROTECT(Rf_ScalarInteger(spec->m)); nprotect++;
+    SEXP d = PROTECT(Rf_ScalarInteger(spec->d)); nprotect++;
+    SEXP call = PROTECT(Rf_lang4(fun, spec->user, m, d)); nprotect++;
+    SEXP w = PROTECT(Rf_eval(call, ns)); nprotect++;
+    GetRNGstate();
+    if (!Rf_isReal(w) || XLENGTH(w) != (R_xlen_t) spec->d * spec->m)
+        Rf_error("the spectral sampler must return a %d x %d double matrix",
+                 spec->d, spec->m);
+    const double *pw = REAL(w);
+    for (R_xlen_t i = 0; i < XLENGTH(w); i++) {
+        if (!R_FINITE(pw[i])) Rf_error("the spectral sampler returned a non-finite value");
+        omega[i] = pw[i];
+    }
+    UNPROTECT(nprotect);
 }
 
 /* Fills omega (d x m) and, for "phase", phase (length D). The order of the
@@ -58,13 +167,35 @@ void rff_spec_from_list(SEXP spec, rff_spec *out)
 void rff_spec_draw(const rff_spec *spec, double *omega, double *phase)
 {
     int d = spec->d;
+    if (spec->sampler == RFF_SAMPLER_IID && spec->user == R_NilValue) {
+        for (int j = 0; j < spec->m; j++) {
+            double *col = omega + (R_xlen_t) j * d;
+            spec->kernel->draw(d, spec->nu, col);
+            for (int i = 0; i < d; i++)
+                col[i] /= spec->lengthscale[spec->n_ls == 1 ? 0 : i];
+        }
+        if (spec->variant == RFF_VARIANT_PHASE)
+            for (int j = 0; j < spec->D; j++) phase[j] = 2.0 * M_PI * unif_rand();
+        return;
+    }
+    /* the other samplers fill unit-lengthscale frequencies, then scale */
+    int phase_done = 0;
+    if (spec->user != R_NilValue) {
+        if (spec->sampler != RFF_SAMPLER_IID)
+            Rf_error("a user-defined spectral measure supports only `sampler` \"iid\"");
+        draw_spectral(spec, omega);
+    } else if (spec->sampler == RFF_SAMPLER_ORTHOGONAL) {
+        rff_draw_orthogonal(spec, omega);
+    } else {
+        rff_draw_qmc(spec, omega, phase);   /* phases are a sequence dimension */
+        phase_done = 1;
+    }
     for (int j = 0; j < spec->m; j++) {
         double *col = omega + (R_xlen_t) j * d;
-        spec->kernel->draw(d, spec->nu, col);
         for (int i = 0; i < d; i++)
             col[i] /= spec->lengthscale[spec->n_ls == 1 ? 0 : i];
     }
-    if (spec->variant == RFF_VARIANT_PHASE)
+    if (spec->variant == RFF_VARIANT_PHASE && !phase_done)
         for (int j = 0; j < spec->D; j++) phase[j] = 2.0 * M_PI * unif_rand();
 }
 

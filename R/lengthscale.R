@@ -1,0 +1,57 @@
+#' The median heuristic for the lengthscale
+#'
+#' The median of the Euclidean distances between distinct rows of `x`, a
+#' common default lengthscale for the Gaussian and Matern kernels. With more
+#' than `max_rows` rows, the distances are those within a random subsample
+#' of `max_rows` rows, drawn with R's random number generator (so
+#' `set.seed()` makes it reproducible); this costs O(max_rows^2 d).
+#'
+#' `lengthscale = "median"` in [rff_features()] and [rff_kernel()] calls this
+#' function on `x`. The numeric value is stored in the map
+#' (`map$lengthscale`), so new data featurized with `map = ` use the same
+#' lengthscale. [rff_features()] computes it before it draws the map: with
+#' more than `max_rows` rows, the subsample comes first in the random
+#' number stream. [rff_map()] has no data and rejects `"median"`.
+#'
+#' @param x A numeric matrix, data frame or vector, as in [rff_features()].
+#' @param max_rows Largest number of rows used (default 2000).
+#' @return A positive number.
+#' @seealso [rff_features()].
+#' @examples
+#' set.seed(1)
+#' x <- matrix(rnorm(300), 100, 3)
+#' rff_median_lengthscale(x)
+#' median(dist(x))                        # the same, all rows used
+#' Z <- rff_features(x, D = 100, lengthscale = "median")
+#' attr(Z, "rff_map")$lengthscale
+#' @export
+rff_median_lengthscale <- function(x, max_rows = 2000) {
+  x <- check_x(x)
+  max_rows <- check_count(max_rows, "max_rows", lo = 2, hi = 1e5)
+  median_lengthscale(x, max_rows)
+}
+
+median_lengthscale <- function(x, max_rows = 2000L) {
+  n <- nrow(x)
+  if (n < 2L) {
+    rff_abort("lengthscale", "`lengthscale` \"median\" needs at least two rows in `x`")
+  }
+  if (n > max_rows) x <- x[sort(sample.int(n, max_rows)), , drop = FALSE]
+  l <- stats::median(stats::dist(x))
+  if (!is.finite(l) || l <= 0) {
+    rff_abort("lengthscale", sprintf(
+      "`lengthscale` \"median\" gives %s: more than half of the pairs of rows of `x` coincide",
+      format(l)))
+  }
+  l
+}
+
+# lengthscale, with "median" resolved from the data x (a checked matrix).
+resolve_lengthscale <- function(lengthscale, x) {
+  if (is.character(lengthscale) && length(lengthscale) == 1L && !is.na(lengthscale)) {
+    if (lengthscale == "median") return(median_lengthscale(x))
+    rff_abort("lengthscale", sprintf(
+      "`lengthscale` must be positive numbers or \"median\", got \"%s\"", lengthscale))
+  }
+  lengthscale
+}
