@@ -7,7 +7,6 @@
 static const R_CallMethodDef CallEntries[] = {
     CALLDEF(rff_draw_map, 1),
     CALLDEF(rff_features, 3),
-    CALLDEF(rff_kernel, 5),
     CALLDEF(rff_kernel_spec, 3),
     CALLDEF(rff_halton, 3),
     {NULL, NULL, 0}

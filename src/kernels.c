@@ -102,20 +102,8 @@ const rff_kernel_def *rff_kernel_lookup(SEXP name)
     return NULL; /* not reached */
 }
 
-/* K[i, j] = kappa((x_i - y_j) / l), or k(x_i / l, y_j / l) for a kernel that
-   is not shift-invariant: n x m, x is n x d and y is m x d. param is nu, or
-   the order of the arc-cosine kernel. */
 static SEXP exact_kernel(SEXP x, SEXP y, const rff_kernel_def *k,
                          SEXP lengthscale, double param);
-
-SEXP rff_kernel(SEXP x, SEXP y, SEXP kernel, SEXP lengthscale, SEXP nu_)
-{
-    const rff_kernel_def *k = rff_kernel_lookup(kernel);
-    double nu = rff_as_double(nu_, "nu");
-    if (!(nu > 0)) Rf_error("`nu` must be positive");
-    /* the arc-cosine kernel needs its order: see rff_kernel_spec() */
-    return exact_kernel(x, y, k, lengthscale, k->pair != NULL ? 1.0 : nu);
-}
 
 /* The exact kernel with the parameters read by name from a list (a map, or
    the fields kernel, lengthscale, nu and, optionally, order). */
@@ -135,6 +123,9 @@ SEXP rff_kernel_spec(SEXP x, SEXP y, SEXP spec)
     return exact_kernel(x, y, k, rff_list_elt(spec, "lengthscale"), param);
 }
 
+/* K[i, j] = kappa((x_i - y_j) / l), or k(x_i / l, y_j / l) for a kernel that
+   is not shift-invariant: n x m, x is n x d and y is m x d. param is nu, or
+   the order of the arc-cosine kernel. */
 static SEXP exact_kernel(SEXP x, SEXP y, const rff_kernel_def *k,
                          SEXP lengthscale, double nu)
 {

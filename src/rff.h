@@ -160,7 +160,6 @@ static R_INLINE int rff_threads(SEXP threads)
 /* .Call entry points */
 SEXP rff_draw_map(SEXP spec);
 SEXP rff_features(SEXP x, SEXP map, SEXP threads);
-SEXP rff_kernel(SEXP x, SEXP y, SEXP kernel, SEXP lengthscale, SEXP nu);
 SEXP rff_kernel_spec(SEXP x, SEXP y, SEXP spec);
 SEXP rff_halton(SEXP n, SEXP s, SEXP randomize);
 

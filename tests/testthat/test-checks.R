@@ -97,5 +97,7 @@ test_that("the C routines re-check what they rely on", {
   expect_error(.Call(rff:::C_rff_draw_map, list()))
   spec$kernel <- "gaussian"; spec$D <- 5L
   expect_error(.Call(rff:::C_rff_draw_map, spec))
-  expect_error(.Call(rff:::C_rff_kernel, matrix(1, 2, 2), matrix(1, 2, 3), "gaussian", 1, 1.5))
+  expect_error(.Call(rff:::C_rff_kernel_spec, matrix(1, 2, 2), matrix(1, 2, 3),
+                     list(kernel = "gaussian", lengthscale = 1, nu = 1.5)))
+  expect_error(.Call(rff:::C_rff_halton, -1L, 2L, TRUE))
 })

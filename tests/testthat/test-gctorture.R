@@ -11,8 +11,24 @@ torture_calls <- list(
        call = quote({ set.seed(2); rff_map(2, D = 5, variant = "phase") })),
   list(routine = "rff_features",
        call = quote({ set.seed(3); rff_features(torture_x, D = 8, kernel = "laplace") })),
-  list(routine = "rff_kernel",
-       call = quote(rff_kernel(torture_x, torture_x[1:2, ], kernel = "matern", nu = 1.3)))
+  list(routine = "rff_kernel_spec",
+       call = quote(rff_kernel(torture_x, torture_x[1:2, ], kernel = "matern", nu = 1.3))),
+  list(routine = "rff_kernel_spec",
+       call = quote(rff_kernel(torture_x, kernel = "arccos", order = 1))),
+  list(routine = "rff_draw_map",
+       call = quote({ set.seed(4); rff_map(3, D = 10, sampler = "orthogonal", kernel = "matern") })),
+  list(routine = "rff_draw_map",
+       call = quote({ set.seed(4); rff_map(3, D = 10, sampler = "qmc", kernel = "laplace",
+                                           variant = "phase") })),
+  list(routine = "rff_draw_map",
+       call = quote({
+         set.seed(5)
+         k <- rff_spectral(function(m, d) matrix(rnorm(m * d), d, m),
+                           function(delta) exp(-sum(delta^2) / 2))
+         rff_features(torture_x, D = 6, kernel = k)
+       })),
+  list(routine = "rff_halton",
+       call = quote({ set.seed(6); rff:::halton(7, 3) }))
 )
 
 test_that("every entry point gives the same result under gctorture", {
