@@ -220,3 +220,34 @@ detected_cores <- function() {
   }
   cores_cache$n
 }
+
+# Numbers of features for the theory helpers: positive whole numbers, even
+# for "pair" (D/2 frequencies).
+check_feature_counts <- function(D, variant, arg = "D") {
+  if (!is_number(D) || length(D) == 0L) {
+    rff_abort(arg, sprintf("`%s` must be positive whole numbers, got %s", arg, show_value(D)))
+  }
+  bad <- is.na(D) | !is.finite(D) | D < 1 | D != round(D)
+  if (any(bad)) {
+    rff_abort(arg, sprintf("`%s` must be positive whole numbers, got %s",
+                           arg, show_value(D[bad][1L])))
+  }
+  if (variant == "pair" && any(D %% 2 != 0)) {
+    rff_abort(arg, sprintf("`%s` must be even for variant \"pair\", got %s",
+                           arg, format(D[D %% 2 != 0][1L])))
+  }
+  as.double(D)
+}
+
+# Kernels k(x, x') = kappa(x - x'), for which offsets and kappa(2 delta) make sense.
+rff_shift_invariant_kernels <- c("gaussian", "laplace", "matern")
+
+check_shift_invariant <- function(kernel, arg = "kernel") {
+  kernel <- check_string(kernel, arg, rff_kernels)
+  if (!kernel %in% rff_shift_invariant_kernels) {
+    rff_abort(arg, sprintf("`%s` must be a shift-invariant kernel (%s), got \"%s\"", arg,
+                           paste0("\"", rff_shift_invariant_kernels, "\"", collapse = ", "),
+                           kernel))
+  }
+  kernel
+}

@@ -121,5 +121,7 @@ static R_INLINE int rff_threads(SEXP threads)
 SEXP rff_draw_map(SEXP spec);
 SEXP rff_features(SEXP x, SEXP map, SEXP threads);
 SEXP rff_kernel(SEXP x, SEXP y, SEXP kernel, SEXP lengthscale, SEXP nu);
+SEXP rff_kernel_error(SEXP x, SEXP y, SEXP K, SEXP source, SEXP reps,
+                      SEXP keep, SEXP spectral, SEXP threads);
 
 #endif
