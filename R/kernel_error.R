@@ -209,7 +209,7 @@ print.rff_kernel_error <- function(x, digits = 4, ...) {
   Ds <- unique(x$D)
   cat(sprintf("<rff_kernel_error> %d replicate%s at D = %s (%s)\n", nrow(x),
               if (nrow(x) == 1L) "" else "s",
-              paste(format(Ds), collapse = ", "),
+              paste(Ds, collapse = ", "),
               paste(unique(x$variant), collapse = ", ")))
   cat(" ", study_label(x), "\n", sep = "")
   if (nrow(x) == length(Ds)) {
