@@ -93,8 +93,11 @@ void rff_featurize(const rff_fmap *map, const double *x, int n, double *z,
     const R_xlen_t batch = 64 * (R_xlen_t) (threads > 0 ? threads : 1);
     for (R_xlen_t b0 = 0; b0 < nblocks; b0 += batch) {
         R_xlen_t b1 = b0 + batch < nblocks ? b0 + batch : nblocks;
+        /* no more threads than blocks: idle threads only cost a wake-up */
+        int nth = b1 - b0 < threads ? (int) (b1 - b0) : threads;
+        (void) nth;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static)
+#pragma omp parallel for num_threads(nth) schedule(static)
 #endif
         for (R_xlen_t b = b0; b < b1; b++) {
             int r0 = (int) (b * RFF_BLOCK_ROWS);
