@@ -109,7 +109,7 @@ rff_kernel_error <- function(x, y = NULL, map = NULL, D = 500,
   n <- nrow(x)
   m <- if (symmetric) n else nrow(y)
   for (s in specs) check_alloc(max(n, m), s$D)
-  total <- reps * length(specs)
+  total <- as.double(reps) * length(specs)
   if (keep) check_alloc(as.double(n) * m, total, arg = "keep")
   # every spec has the same kernel parameters: the exact kernel is computed once
   K <- exact_kernel(x, y, specs[[1L]])
@@ -282,8 +282,9 @@ print.summary.rff_kernel_error <- function(x, digits = 4, ...) {
 #'
 #' For a study over several values of `D`: the error of every replicate
 #' (small grey points) and its mean per `D` (joined, one colour per variant)
-#' against `D` on log-log axes, with a dashed reference line proportional to
-#' D^(-1/2) through the mean at the smallest `D`. For a single `D`: a
+#' against `D` on log-log axes, with a dashed reference line c D^(-1/2), c
+#' fitted to the means by least squares on the log scale, so that a slope
+#' other than -1/2 shows as a departure from the line. For a single `D`: a
 #' histogram of the error over replicates, the mean marked.
 #'
 #' @param x An `"rff_kernel_error"` from [rff_kernel_error()].
@@ -327,9 +328,11 @@ plot.rff_kernel_error <- function(x, which = "max_abs", reference = TRUE, ...) {
     mv <- means[means$variant == variants[i], , drop = FALSE]
     mv <- mv[order(mv$D), , drop = FALSE]
     graphics::lines(mv$D, mv[[which]], type = "b", pch = 19, col = cols[i], lwd = 2)
-    if (reference) {
-      D0 <- mv$D[1L]
-      graphics::lines(mv$D, mv[[which]][1L] * sqrt(D0 / mv$D), lty = 2, col = cols[i])
+    ok <- is.finite(mv[[which]]) & mv[[which]] > 0
+    if (reference && any(ok)) {
+      # c D^(-1/2) with c fitted to the means on the log scale
+      c0 <- exp(mean(log(mv[[which]][ok]) + log(mv$D[ok]) / 2))
+      graphics::lines(mv$D, c0 / sqrt(mv$D), lty = 2, col = cols[i])
     }
   }
   graphics::legend("topright", bty = "n",
