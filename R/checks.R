@@ -283,3 +283,34 @@ detected_cores <- function() {
   }
   cores_cache$n
 }
+
+# Numbers of features for the theory helpers: positive whole numbers, even
+# for "pair" (D/2 frequencies).
+check_feature_counts <- function(D, variant, arg = "D") {
+  if (!is_number(D) || length(D) == 0L) {
+    rff_abort(arg, sprintf("`%s` must be positive whole numbers, got %s", arg, show_value(D)))
+  }
+  bad <- is.na(D) | !is.finite(D) | D < 1 | D != round(D)
+  if (any(bad)) {
+    rff_abort(arg, sprintf("`%s` must be positive whole numbers, got %s",
+                           arg, show_value(D[bad][1L])))
+  }
+  if (variant == "pair" && any(D %% 2 != 0)) {
+    rff_abort(arg, sprintf("`%s` must be even for variant \"pair\", got %s",
+                           arg, format(D[D %% 2 != 0][1L])))
+  }
+  as.double(D)
+}
+
+# Kernels k(x, x') = kappa(x - x'), for which offsets and kappa(2 delta) make sense.
+# A kernel for which Proposition 2 holds: built-in or rff_spectral(), but
+# not the arc-cosine kernel (no kappa(x - y)).
+check_shift_invariant <- function(kernel, arg = "kernel") {
+  kernel <- check_kernel(kernel, arg)
+  if (!is_shift_invariant(kernel)) {
+    rff_abort(arg, sprintf(paste0(
+      "`%s` must be a shift-invariant kernel: \"arccos\" is not (k(x, y) is no ",
+      "function kappa(x - y)), so Proposition 2 does not apply to it"), arg))
+  }
+  kernel
+}

@@ -70,6 +70,15 @@
 #' @export
 rff_map <- function(d, D = 500, kernel = "gaussian", lengthscale = 1, nu = 1.5,
                     order = 1, variant = c("pair", "phase"), sampler = "iid") {
+  draw_map(map_spec(d, D = D, kernel = kernel, lengthscale = lengthscale,
+                    nu = nu, order = order, variant = variant, sampler = sampler))
+}
+
+# The validated parameters a map is drawn from (the "spec": every field of an
+# rff_map but omega and phase). rff_map() and every function that draws maps
+# itself (rff_kernel_error()) validate their sampling arguments here.
+map_spec <- function(d, D = 500, kernel = "gaussian", lengthscale = 1, nu = 1.5,
+                     order = 1, variant = c("pair", "phase"), sampler = "iid") {
   d <- check_count(d, "d")
   variant <- check_variant(variant)
   D <- check_count(D, "D", hi = 2^30)
@@ -87,9 +96,8 @@ rff_map <- function(d, D = 500, kernel = "gaussian", lengthscale = 1, nu = 1.5,
     rff_abort("D", sprintf(
       "`D` is too large: %d x %d frequencies exceed what BLAS can index", d, m))
   }
-  spec <- list(D = D, d = d, kernel = kernel, lengthscale = lengthscale,
-               nu = nu, variant = variant, sampler = sampler, order = order)
-  draw_map(spec)
+  list(D = D, d = d, kernel = kernel, lengthscale = lengthscale,
+       nu = nu, variant = variant, sampler = sampler, order = order)
 }
 
 # Draws a map from validated parameters (the "spec": every field of an

@@ -75,6 +75,22 @@ void rff_fmap_from_list(SEXP map, rff_fmap *out)
     }
 }
 
+/* The feature map of a map drawn from spec into omega (d x m) and phase
+   (length D for "phase"), as rff_fmap_from_list() would read it back. */
+void rff_fmap_from_spec(const rff_spec *spec, const double *omega,
+                        const double *phase, rff_fmap *out)
+{
+    out->variant = spec->variant;
+    out->d = spec->d;
+    out->m = spec->m;
+    out->D = spec->D;
+    out->omega = omega;
+    out->phase = spec->variant == RFF_VARIANT_PHASE ? phase : NULL;
+    out->scale = sqrt(2.0 / spec->D);
+    out->features = spec->kernel->features;
+    out->order = out->features == RFF_FEATURES_ARCCOS ? spec->order : 0;
+}
+
 /* Arc-cosine features in place: the projection p gives
    sqrt(2/D) step(p) p^order in column j and sqrt(2/D) step(-p) (-p)^order in
    column j + m (the antithetic direction -omega_j). */
@@ -138,8 +154,11 @@ void rff_featurize(const rff_fmap *map, const double *x, int n, double *z,
     const R_xlen_t batch = 64 * (R_xlen_t) (threads > 0 ? threads : 1);
     for (R_xlen_t b0 = 0; b0 < nblocks; b0 += batch) {
         R_xlen_t b1 = b0 + batch < nblocks ? b0 + batch : nblocks;
+        /* no more threads than blocks: idle threads only cost a wake-up */
+        int nth = b1 - b0 < threads ? (int) (b1 - b0) : threads;
+        (void) nth;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static) if (b1 - b0 > 1)
+#pragma omp parallel for num_threads(nth) schedule(static) if (nth > 1)
 #endif
         for (R_xlen_t b = b0; b < b1; b++) {
             int r0 = (int) (b * RFF_BLOCK_ROWS);

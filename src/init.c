@@ -9,6 +9,7 @@ static const R_CallMethodDef CallEntries[] = {
     CALLDEF(rff_features, 3),
     CALLDEF(rff_kernel_spec, 3),
     CALLDEF(rff_halton, 3),
+    CALLDEF(rff_kernel_error, 8),
     {NULL, NULL, 0}
 };
 

@@ -109,6 +109,8 @@ int rff_variant_code(SEXP variant);
 void rff_spec_from_list(SEXP spec, rff_spec *out);
 void rff_spec_draw(const rff_spec *spec, double *omega, double *phase);
 void rff_fmap_from_list(SEXP map, rff_fmap *out);
+void rff_fmap_from_spec(const rff_spec *spec, const double *omega,
+                        const double *phase, rff_fmap *out);
 void rff_featurize_rows(const rff_fmap *map, const double *x, int ldx,
                         int nrows, double *z, int ldz);
 void rff_featurize(const rff_fmap *map, const double *x, int n, double *z,
@@ -162,5 +164,7 @@ SEXP rff_draw_map(SEXP spec);
 SEXP rff_features(SEXP x, SEXP map, SEXP threads);
 SEXP rff_kernel_spec(SEXP x, SEXP y, SEXP spec);
 SEXP rff_halton(SEXP n, SEXP s, SEXP randomize);
+SEXP rff_kernel_error(SEXP x, SEXP y, SEXP K, SEXP source, SEXP reps,
+                      SEXP keep, SEXP spectral, SEXP threads);
 
 #endif

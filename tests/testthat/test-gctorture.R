@@ -27,6 +27,14 @@ torture_calls <- list(
                            function(delta) exp(-sum(delta^2) / 2))
          rff_features(torture_x, D = 6, kernel = k)
        })),
+  list(routine = "rff_kernel_error",
+       call = quote({ set.seed(7); rff_kernel_error(torture_x, D = c(4, 8), reps = 2, keep = TRUE) })),
+  list(routine = "rff_kernel_error",
+       call = quote({ set.seed(7); rff_kernel_error(torture_x, torture_x[1:3, ], D = 6,
+                                                     kernel = "arccos", order = 0) })),
+  list(routine = "rff_kernel_error",
+       call = quote({ set.seed(7); rff_kernel_error(torture_x, torture_x[1:3, ], D = 5,
+                                                     variant = "phase", kernel = "laplace") })),
   list(routine = "rff_halton",
        call = quote({ set.seed(6); rff:::halton(7, 3) }))
 )

@@ -1,0 +1,191 @@
+/* Kernel-approximation error: replicated comparisons of Z_x Z_y' with the
+   exact kernel, one random map at a time. */
+#include "rff.h"
+
+/* Columns of the per-replicate summary matrix, in the order R names them. */
+enum { ERR_MAX_ABS, ERR_MEAN_ABS, ERR_RMSE, ERR_REL_FRO, ERR_REL_SPEC, ERR_NCOL };
+
+/* Workspace of LAPACK dsyevr for the eigenvalues (only) of n x n matrices. */
+typedef struct {
+    int n, lwork, liwork;
+    double *a, *w, *work;
+    int *iwork, *isuppz;
+} sym_norm_ws;
+
+static void sym_norm_ws_init(sym_norm_ws *ws, int n)
+{
+    ws->n = n;
+    ws->a = (double *) R_alloc((size_t) n * n, sizeof(double));
+    ws->w = (double *) R_alloc((size_t) n, sizeof(double));
+    ws->isuppz = (int *) R_alloc(2 * (size_t) n, sizeof(int));
+    double wq, vl = 0.0, vu = 0.0, abstol = 0.0, zdummy = 0.0;
+    int iq, il = 1, iu = n, nfound, ldz = 1, info, query = -1;
+    F77_CALL(dsyevr)("N", "A", "L", &n, ws->a, &n, &vl, &vu, &il, &iu, &abstol,
+                     &nfound, ws->w, &zdummy, &ldz, ws->isuppz, &wq, &query,
+                     &iq, &query, &info FCONE FCONE FCONE);
+    if (info != 0) Rf_error("LAPACK dsyevr workspace query failed (info = %d)", info);
+    ws->lwork = (int) wq;
+    ws->liwork = iq;
+    ws->work = (double *) R_alloc((size_t) ws->lwork, sizeof(double));
+    ws->iwork = (int *) R_alloc((size_t) ws->liwork, sizeof(int));
+}
+
+/* Spectral norm (largest |eigenvalue|) of the symmetric matrix whose lower
+   triangle is that of src (leading dimension n); src may be ws->a, which
+   dsyevr overwrites, and is otherwise left unchanged. */
+static double sym_spectral_norm(sym_norm_ws *ws, const double *src)
+{
+    int n = ws->n;
+    if (src != ws->a) memcpy(ws->a, src, (size_t) n * n * sizeof(double));
+    double vl = 0.0, vu = 0.0, abstol = 0.0, zdummy = 0.0;
+    int il = 1, iu = n, nfound, ldz = 1, info;
+    F77_CALL(dsyevr)("N", "A", "L", &n, ws->a, &n, &vl, &vu, &il, &iu, &abstol,
+                     &nfound, ws->w, &zdummy, &ldz, ws->isuppz, ws->work,
+                     &ws->lwork, ws->iwork, &ws->liwork, &info FCONE FCONE FCONE);
+    if (info != 0) Rf_error("LAPACK dsyevr failed (info = %d)", info);
+    /* eigenvalues come in ascending order */
+    double lo = fabs(ws->w[0]), hi = fabs(ws->w[n - 1]);
+    return lo > hi ? lo : hi;
+}
+
+/* A fixed map is told from a spec by its frequencies. */
+static int list_has(SEXP list, const char *name)
+{
+    SEXP names = Rf_getAttrib(list, R_NamesSymbol);
+    if (TYPEOF(list) != VECSXP || !Rf_isString(names)) return 0;
+    for (R_xlen_t i = 0; i < XLENGTH(list); i++)
+        if (strcmp(CHAR(STRING_ELT(names, i)), name) == 0) return 1;
+    return 0;
+}
+
+/* Per-replicate errors of Z_x Z_y' against the exact kernel K (n x m).
+   x: n x d; y: m x d, or NULL for y = x (then the estimate is symmetric and
+   the relative spectral-norm error can be computed). source: an rff_map
+   (used as is; reps must be 1) or a spec list (every field of an rff_map but
+   omega and phase), from which reps maps are drawn one after another with
+   rff_spec_draw(), the routine rff_map() draws through, so replicate r uses
+   the map the r-th of reps successive rff_map() calls would draw.
+   Returns list(errors = reps x ERR_NCOL matrix, estimate = n x m x reps
+   array or NULL). Only one replicate's features exist at any time. */
+SEXP rff_kernel_error(SEXP x, SEXP y, SEXP K, SEXP source, SEXP reps_,
+                      SEXP keep_, SEXP spectral_, SEXP threads_)
+{
+    int nprotect = 0;
+    rff_check_real_matrix(x, "x");
+    int symmetric = Rf_isNull(y);
+    if (!symmetric) rff_check_real_matrix(y, "y");
+    int n = Rf_nrows(x), d = Rf_ncols(x), m = symmetric ? n : Rf_nrows(y);
+    if (n < 1 || m < 1 || d < 1) Rf_error("`x` and `y` must have rows and columns");
+    if (!symmetric && Rf_ncols(y) != d)
+        Rf_error("`x` and `y` must have the same number of columns");
+    rff_check_real_matrix(K, "K");
+    if (Rf_nrows(K) != n || Rf_ncols(K) != m)
+        Rf_error("`K` must be %d x %d", n, m);
+    int reps = rff_as_int(reps_, "reps", 1);
+    int keep = Rf_asLogical(keep_) == TRUE;
+    int spectral = symmetric && Rf_asLogical(spectral_) == TRUE;
+    int threads = rff_threads(threads_);
+
+    rff_fmap fm;
+    rff_spec spec;
+    int fixed = list_has(source, "omega");
+    if (fixed) {
+        if (reps != 1) Rf_error("`reps` must be 1 with a fixed map");
+        rff_fmap_from_list(source, &fm);
+    } else {
+        rff_spec_from_list(source, &spec);
+        SEXP omega = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t) spec.d * spec.m)); nprotect++;
+        SEXP phase = R_NilValue;
+        if (spec.variant == RFF_VARIANT_PHASE) {
+            phase = PROTECT(Rf_allocVector(REALSXP, spec.D)); nprotect++;
+        }
+        rff_fmap_from_spec(&spec, REAL(omega),
+                           spec.variant == RFF_VARIANT_PHASE ? REAL(phase) : NULL, &fm);
+    }
+    if (fm.d != d)
+        Rf_error("`x` has %d columns but the map expects %d", d, fm.d);
+
+    R_xlen_t nm = (R_xlen_t) n * m;
+    if (keep && (double) nm * reps > R_XLEN_T_MAX)
+        Rf_error("`keep = TRUE` needs more than the longest vector R allows");
+    SEXP zx_ = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t) n * fm.D)); nprotect++;
+    double *zx = REAL(zx_), *zy = zx;
+    if (!symmetric) {
+        SEXP zy_ = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t) m * fm.D)); nprotect++;
+        zy = REAL(zy_);
+    }
+    SEXP errors = PROTECT(Rf_allocMatrix(REALSXP, reps, ERR_NCOL)); nprotect++;
+    SEXP estimate = R_NilValue;
+    double *est = NULL;
+    if (keep) {
+        estimate = PROTECT(Rf_alloc3DArray(REALSXP, n, m, reps)); nprotect++;
+    } else {
+        SEXP est_ = PROTECT(Rf_allocVector(REALSXP, nm)); nprotect++;
+        est = REAL(est_);
+    }
+
+    const double *k = REAL(K), *px = REAL(x), *py = symmetric ? NULL : REAL(y);
+    double kfro = 0.0;
+    for (R_xlen_t i = 0; i < nm; i++) kfro += k[i] * k[i];
+    kfro = sqrt(kfro);
+    sym_norm_ws ws = {0};
+    double knorm = NA_REAL;
+    if (spectral) {
+        sym_norm_ws_init(&ws, n);
+        knorm = sym_spectral_norm(&ws, k);
+    }
+
+    double *err = REAL(errors);
+    const double one = 1.0, zero = 0.0;
+    int D = fm.D;
+    for (int r = 0; r < reps; r++) {
+        if (!fixed) {
+            /* the RNG state is written back before anything can be interrupted */
+            GetRNGstate();
+            rff_spec_draw(&spec, (double *) fm.omega, (double *) fm.phase);
+            PutRNGstate();
+        }
+        if (keep) est = REAL(estimate) + (R_xlen_t) r * nm;
+        rff_featurize(&fm, px, n, zx, n, threads);
+        if (symmetric) {
+            /* lower triangle by dsyrk, then mirrored */
+            F77_CALL(dsyrk)("L", "N", &n, &D, &one, zx, &n, &zero, est, &n FCONE FCONE);
+            for (int j = 1; j < n; j++)
+                for (int i = 0; i < j; i++)
+                    est[i + (R_xlen_t) j * n] = est[j + (R_xlen_t) i * n];
+        } else {
+            rff_featurize(&fm, py, m, zy, m, threads);
+            F77_CALL(dgemm)("N", "T", &n, &m, &D, &one, zx, &n, zy, &m, &zero,
+                            est, &n FCONE FCONE);
+        }
+        double max_abs = 0.0, sum_abs = 0.0, sum_sq = 0.0;
+        for (R_xlen_t i = 0; i < nm; i++) {
+            double e = fabs(est[i] - k[i]);
+            if (e > max_abs) max_abs = e;
+            sum_abs += e;
+            sum_sq += e * e;
+        }
+        err[r + (R_xlen_t) ERR_MAX_ABS * reps] = max_abs;
+        err[r + (R_xlen_t) ERR_MEAN_ABS * reps] = sum_abs / (double) nm;
+        err[r + (R_xlen_t) ERR_RMSE * reps] = sqrt(sum_sq / (double) nm);
+        err[r + (R_xlen_t) ERR_REL_FRO * reps] = sqrt(sum_sq) / kfro;
+        double rel_spec = NA_REAL;
+        if (spectral) {
+            /* the error matrix goes in the dsyevr workspace's input copy */
+            for (R_xlen_t i = 0; i < nm; i++) ws.a[i] = est[i] - k[i];
+            rel_spec = sym_spectral_norm(&ws, ws.a) / knorm;
+        }
+        err[r + (R_xlen_t) ERR_REL_SPEC * reps] = rel_spec;
+        R_CheckUserInterrupt();
+    }
+
+    SEXP out = PROTECT(Rf_allocVector(VECSXP, 2)); nprotect++;
+    SET_VECTOR_ELT(out, 0, errors);
+    SET_VECTOR_ELT(out, 1, estimate);
+    SEXP names = PROTECT(Rf_allocVector(STRSXP, 2)); nprotect++;
+    SET_STRING_ELT(names, 0, Rf_mkChar("errors"));
+    SET_STRING_ELT(names, 1, Rf_mkChar("estimate"));
+    Rf_setAttrib(out, R_NamesSymbol, names);
+    UNPROTECT(nprotect);
+    return out;
+}
