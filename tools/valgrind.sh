@@ -18,15 +18,19 @@ rm -f src/*.o src/*.so
 export R_LIBS="$PWD/$out/lib${R_LIBS:+:$R_LIBS}"
 # tests that time an interrupt skip themselves: valgrind runs ~50x slower
 export RFF_UNDER_VALGRIND=true
-R -d "valgrind --leak-check=full --track-origins=yes --log-file=$out/vg.%p.log" --vanilla --slave \
-  -e "library(rff); testthat::test_dir('tests/testthat', package = 'rff', load_package = 'installed', stop_on_failure = TRUE)" \
-  > "$out/tests.log" 2>&1
+cat > "$out/run.R" <<'RS'
+library(rff)
+testthat::test_dir("tests/testthat", package = "rff", load_package = "installed",
+                   stop_on_failure = TRUE)
+RS
+R -d "valgrind --leak-check=full --track-origins=yes --log-file=$out/vg.%p.log" \
+  --vanilla --slave -f "$out/run.R" > "$out/tests.log" 2>&1
 rc=$?
 grep -E '^\[ FAIL' "$out/tests.log" | tail -n 1
 # error records that mention rff's library
 errs=$(awk '/^==[0-9]+== [A-Z]/ {blk = $0; next} /^==[0-9]+== +(at|by) / {blk = blk "\n" $0; next} /^==[0-9]+== *$/ {if (blk ~ /rff\.so/) print blk "\n"; blk = ""}' $out/vg.*.log)
-summary=$(grep -h "ERROR SUMMARY" $out/vg.*.log | head -n 1)
-echo "valgrind: ${summary#*== }"
+total=$(grep -h "ERROR SUMMARY" $out/vg.*.log | sed -E 's/.*ERROR SUMMARY: ([0-9]+) errors.*/\1/' | awk '{s += $1} END {print s + 0}')
+echo "valgrind: $total errors in all (R's own included) across $(ls $out/vg.*.log | wc -l) processes; records through rff.so are listed below"
 if [ -n "$errs" ]; then
   echo "$errs" | head -n 80
   echo "valgrind: reports in rff's code"
