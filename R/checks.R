@@ -220,3 +220,72 @@ detected_cores <- function() {
   }
   cores_cache$n
 }
+
+# ---- ridge regression ----
+
+# y as an n x q double matrix (a vector is one response).
+check_y <- function(y, n, arg = "y") {
+  if (is.data.frame(y)) y <- as.matrix(y)
+  if (!(is_number(y) || is.logical(y)) && !(is.matrix(y) && is.numeric(y))) {
+    rff_abort(arg, sprintf("`%s` must be a numeric vector or matrix, got %s", arg, show_value(y)))
+  }
+  nm <- if (is.matrix(y)) colnames(y) else NULL
+  rows <- if (is.matrix(y)) nrow(y) else length(y)
+  if (rows != n) {
+    rff_abort(arg, sprintf("`%s` must have one value per row of `x` (%d), got %d",
+                           arg, n, rows))
+  }
+  y <- matrix(as.double(y), nrow = n, dimnames = list(NULL, nm))
+  if (ncol(y) == 0L) rff_abort(arg, sprintf("`%s` must have at least one column", arg))
+  if (anyNA(y) || any(!is.finite(y))) {
+    rff_abort(arg, sprintf("`%s` must not contain missing or infinite values (%d found)",
+                           arg, sum(!is.finite(y))))
+  }
+  y
+}
+
+check_lambda <- function(lambda, arg = "lambda") {
+  if (is.null(lambda)) return(NULL)
+  if (!is_number(lambda) || length(lambda) == 0L) {
+    rff_abort(arg, sprintf("`%s` must be NULL or non-negative numbers, got %s",
+                           arg, show_value(lambda)))
+  }
+  bad <- is.na(lambda) | !is.finite(lambda) | lambda < 0
+  if (any(bad)) {
+    rff_abort(arg, sprintf("`%s` must be non-negative and finite, got %s",
+                           arg, format(lambda[bad][1L])))
+  }
+  as.double(lambda)
+}
+
+check_chunk_size <- function(chunk_size, D) {
+  if (is.null(chunk_size)) return(default_chunk_size(D))
+  check_count(chunk_size, "chunk_size", lo = 1)
+}
+
+# About 16 MB of features per block, and at least one featurization block.
+default_chunk_size <- function(D) as.integer(max(256, floor(2^21 / D)))
+
+check_stats <- function(stats, arg) {
+  if (!inherits(stats, "rff_stats")) {
+    rff_abort(arg, sprintf("`%s` must be an object made by rff_stats(), got %s",
+                           arg, show_value(stats)))
+  }
+  invisible(stats)
+}
+
+# Sampling arguments passed through `...` must be arguments of rff_map().
+check_map_args <- function(args) {
+  allowed <- setdiff(names(formals(rff_map)), "d")
+  nm <- names(args)
+  if (is.null(nm)) nm <- rep("", length(args))
+  bad <- nm[!nm %in% allowed]
+  if (length(bad)) {
+    what <- if (any(!nzchar(bad))) "an unnamed argument" else
+      paste0("`", bad[nzchar(bad)][1L], "`")
+    rff_abort(if (nzchar(bad[1L])) bad[1L] else "...", sprintf(
+      "%s is not an argument of rff_ridge() or rff_map() (%s)", what,
+      paste0("`", allowed, "`", collapse = ", ")))
+  }
+  invisible(args)
+}

@@ -8,6 +8,10 @@ static const R_CallMethodDef CallEntries[] = {
     CALLDEF(rff_draw_map, 1),
     CALLDEF(rff_features, 3),
     CALLDEF(rff_kernel, 5),
+    CALLDEF(rff_ridge_stats, 7),
+    CALLDEF(rff_ridge_predict, 5),
+    CALLDEF(rff_ridge_chol, 3),
+    CALLDEF(rff_ridge_eigen, 1),
     {NULL, NULL, 0}
 };
 

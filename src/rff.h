@@ -121,5 +121,11 @@ static R_INLINE int rff_threads(SEXP threads)
 SEXP rff_draw_map(SEXP spec);
 SEXP rff_features(SEXP x, SEXP map, SEXP threads);
 SEXP rff_kernel(SEXP x, SEXP y, SEXP kernel, SEXP lengthscale, SEXP nu);
+SEXP rff_ridge_stats(SEXP x, SEXP y, SEXP yshift, SEXP map, SEXP rows,
+                     SEXP chunk_size, SEXP threads);
+SEXP rff_ridge_predict(SEXP x, SEXP map, SEXP beta, SEXP chunk_size,
+                       SEXP threads);
+SEXP rff_ridge_chol(SEXP A, SEXP B, SEXP nl);
+SEXP rff_ridge_eigen(SEXP A);
 
 #endif
