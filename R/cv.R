@@ -56,6 +56,7 @@ rff_cv <- function(x, y, folds = 10, lambda = NULL, lengthscale = 1, map = NULL,
                    foldid = NULL, chunk_size = NULL, threads = NULL,
                    progress = interactive(), ...) {
   cl <- match.call()
+  cl[[1L]] <- as.name("rff_cv")
   x <- check_x(x)
   if (missing(y)) rff_abort("y", "`y` is required")
   y <- check_y(y, nrow(x))

@@ -115,6 +115,7 @@ rff_ridge.default <- function(x, y, lambda = NULL, map = NULL, intercept = TRUE,
                               chunk_size = NULL, threads = NULL,
                               progress = interactive(), ...) {
   cl <- match.call()
+  cl[[1L]] <- as.name("rff_ridge")
   x <- check_x(x)
   if (missing(y)) rff_abort("y", "`y` is required")
   y <- check_y(y, nrow(x))
@@ -137,6 +138,7 @@ rff_ridge.default <- function(x, y, lambda = NULL, map = NULL, intercept = TRUE,
 #' @export
 rff_ridge.formula <- function(formula, data, subset, na.action, ...) {
   cl <- match.call()
+  cl[[1L]] <- as.name("rff_ridge")
   if ("intercept" %in% names(list(...))) {
     rff_abort("intercept", "with a formula the intercept is set by the formula (`y ~ x - 1` has none); do not give `intercept`")
   }
@@ -167,8 +169,9 @@ rff_ridge.formula <- function(formula, data, subset, na.action, ...) {
 rff_ridge.rff_stats <- function(x, lambda = NULL, nlambda = 50,
                                 lambda_min_ratio = 1e-6, ...) {
   cl <- match.call()
+  cl[[1L]] <- as.name("rff_ridge")
   if (length(list(...))) {
-    rff_abort("...", sprintf("a fit from statistics takes only `lambda`, `nlambda` and `lambda_min_ratio`; got `%s`",
+    rff_abort("...", sprintf("`...` must be empty: a fit from statistics takes only `lambda`, `nlambda` and `lambda_min_ratio`; got `%s`",
                              names(list(...))[1L]))
   }
   check_stats(x, "x")
@@ -492,7 +495,7 @@ coef.rff_ridge <- function(object, lambda = NULL, ...) {
 }
 
 no_data_abort <- function() {
-  rff_abort("object", "this fit was made from statistics and keeps no fitted values; use predict(object, newdata)")
+  rff_abort("object", "`object` was fitted from statistics and keeps no fitted values; use predict(object, newdata)")
 }
 
 #' @rdname predict.rff_ridge

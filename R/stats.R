@@ -51,11 +51,13 @@
 #' \donttest{
 #' # the same over a cluster of worker processes
 #' cl <- parallel::makeCluster(2)
-#' parallel::clusterCall(cl, .libPaths, .libPaths())
+#' # workers search the same libraries (a wrapper: shipping the .libPaths
+#' # closure itself would change only the workers' copy of it)
+#' parallel::clusterCall(cl, function(p) invisible(.libPaths(p)), .libPaths())
 #' invisible(parallel::clusterEvalQ(cl, library(rff)))
 #' blocks <- split(seq_len(nrow(x)), rep(1:2, length.out = nrow(x)))
-#' parts <- parallel::parLapply(cl, blocks, function(i, x, y, m)
-#'   rff_stats(x[i, , drop = FALSE], y[i], m), x = x, y = y, m = m)
+#' parts <- parallel::parLapply(cl, blocks, function(i, xs, ys, m)
+#'   rff_stats(xs[i, , drop = FALSE], ys[i], m), xs = x, ys = y, m = m)
 #' parallel::stopCluster(cl)
 #' coef(rff_ridge(do.call(c, unname(parts)), lambda = 1e-4))[1:3]
 #' }
