@@ -18,7 +18,10 @@
 #' rows (averaged over responses for several), with a standard error from
 #' the spread of the per-fold errors. The model is then refitted on all rows
 #' at the best pair by the Cholesky path of [rff_ridge()]; [predict()],
-#' [coef()], [fitted()] and [residuals()] work on the result directly.
+#' [coef()], [fitted()], [residuals()] and [nobs()] work on the result
+#' directly (they are those of the refit, see [predict.rff_ridge()]), and
+#' [plot()] draws the CV curves against lambda, one per lengthscale (with
+#' standard-error bars for a single lengthscale) and marks the best pair.
 #'
 #' Memory: the statistics of all folds of one lengthscale are held at once,
 #' O(`folds` * D^2).
@@ -204,10 +207,7 @@ print.rff_cv <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   invisible(x)
 }
 
-#' @rdname rff_cv
-#' @param object A fit from `rff_cv()`.
-#' @param newdata,chunk_size As for [predict.rff_ridge()]; predictions use
-#'   the refitted model.
+# predictions, coefficients and fitted values are those of the refit
 #' @export
 predict.rff_cv <- function(object, newdata, ...) {
   if (missing(newdata)) return(stats::predict(object$fit, ...))
@@ -223,8 +223,6 @@ residuals.rff_cv <- function(object, ...) stats::residuals(object$fit, ...)
 #' @export
 nobs.rff_cv <- function(object, ...) object$fit$n
 
-#' @rdname rff_cv
-#' @param y Unused.
 #' @export
 plot.rff_cv <- function(x, y, ...) {
   cvm <- x$cvm

@@ -528,7 +528,6 @@ print.rff_ridge <- function(x, digits = max(3L, getOption("digits") - 3L), ...) 
   cat("Random-feature ridge regression\n")
   if (!is.null(x$call)) cat("Call: ", paste(deparse(x$call), collapse = "\n"), "\n", sep = "")
   cat(sprintf("  %s\n", ridge_map_line(x$map)))
-  q <- length(x$response %||% 1)
   cat(sprintf("  n = %s, %s%s\n", format(x$n, big.mark = ","),
               if (length(x$lambda) > 1L) sprintf("%d lambda values (%s)", length(x$lambda), x$method)
               else "one lambda (cholesky)",
@@ -540,8 +539,6 @@ print.rff_ridge <- function(x, digits = max(3L, getOption("digits") - 3L), ...) 
               format(g, digits = digits)))
   invisible(x)
 }
-
-`%||%` <- function(a, b) if (is.null(a)) b else a
 
 #' @rdname predict.rff_ridge
 #' @export
