@@ -24,12 +24,14 @@ child <- function(route, out) {
     y <- sin(x[, 1]) + x[, 2] * x[, 3] + rnorm(n, sd = 0.1)
     m <- rff_map(d, D = D, lengthscale = 3)
     invisible(gc(reset = TRUE))
-    t <- system.time(beta <- { %s })[["elapsed"]]
+    st <- system.time(beta <- { %s })
+    t <- st[["elapsed"]]
+    cpu <- sum(st[c("user.self", "sys.self")])
     heap <- sum(gc()[, 6L])  # max used, Mb (Ncells + Vcells)
     hwm <- grep("^VmHWM", readLines("/proc/self/status"), value = TRUE)
     hwm <- as.numeric(gsub("[^0-9]", "", hwm)) / 1024
     saveRDS(beta, "%s")
-    cat(sprintf("RESULT %%.2f %%.1f %%.1f\\n", t, hwm, heap))
+    cat(sprintf("RESULT %%.2f %%.1f %%.1f %%.2f\\n", t, hwm, heap, cpu))
   ', lib, n, d, D, lambda, route, out)
 }
 
@@ -43,8 +45,8 @@ routes <- c(
     "Z <- rff_features(x, map = m); drop(solve(crossprod(Z) + n * lambda * diag(D), crossprod(Z, y)))"
 )
 
-res <- data.frame(route = names(routes), seconds = NA_real_, peak_rss_mb = NA_real_,
-                  r_heap_mb = NA_real_)
+res <- data.frame(route = names(routes), seconds = NA_real_, cpu_seconds = NA_real_,
+                  peak_rss_mb = NA_real_, r_heap_mb = NA_real_)
 betas <- list()
 for (i in seq_along(routes)) {
   f <- tempfile(fileext = ".R")
@@ -55,6 +57,7 @@ for (i in seq_along(routes)) {
   res$seconds[i] <- as.numeric(line[2L])
   res$peak_rss_mb[i] <- as.numeric(line[3L])
   res$r_heap_mb[i] <- as.numeric(line[4L])
+  res$cpu_seconds[i] <- as.numeric(line[5L])
   betas[[i]] <- readRDS(rds)
   message(sprintf("%-45s %8.1f s %8.0f MB", res$route[i], res$seconds[i], res$peak_rss_mb[i]))
 }
@@ -73,11 +76,12 @@ cat(sprintf("date: %s UTC; nproc: %s; threads: %s\n",
             "default (all cores)"))
 si <- sessionInfo()
 cat(sprintf("%s; BLAS: %s; LAPACK: %s\n", si$R.version$version.string, si$BLAS, si$LAPACK))
-cat("\n| route | fit time (s) | time / plain R | peak RSS (MB) | peak RSS above data only (MB) | ratio to plain R | R heap max used (MB) |\n")
-cat("|---|---:|---:|---:|---:|---:|---:|\n")
+cat("\n| route | fit time (s) | time / plain R | CPU time (s) | peak RSS (MB) | peak RSS above data only (MB) | ratio to plain R | R heap max used (MB) |\n")
+cat("|---|---:|---:|---:|---:|---:|---:|---:|\n")
 for (i in seq_len(nrow(res))) {
-  cat(sprintf("| %s | %.1f | %s | %.0f | %.0f | %s | %.0f |\n", res$route[i], res$seconds[i],
+  cat(sprintf("| %s | %.1f | %s | %.1f | %.0f | %.0f | %s | %.0f |\n", res$route[i], res$seconds[i],
               if (is.na(res$time_ratio[i])) "" else sprintf("%.2f", res$time_ratio[i]),
+              res$cpu_seconds[i],
               res$peak_rss_mb[i], res$extra_rss_mb[i],
               if (is.na(res$extra_mem_ratio[i])) "" else sprintf("%.3f", res$extra_mem_ratio[i]),
               res$r_heap_mb[i]))

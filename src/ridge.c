@@ -183,7 +183,7 @@ SEXP rff_ridge_predict(SEXP x, SEXP map, SEXP beta, SEXP chunk_size,
 }
 
 /* One lambda: (A + nl I)^{-1} B by Cholesky (dpotrf/dpotrs), and
-   trace((A + nl I)^{-1}) for the degrees of freedom. info > 0 means the
+   trace((A + nl I)^{-1}) for the degrees of freedom (by dtrtri). info > 0 means the
    matrix is not positive definite (no coefficients). */
 SEXP rff_ridge_chol(SEXP A, SEXP B, SEXP nl_)
 {
@@ -203,10 +203,15 @@ SEXP rff_ridge_chol(SEXP A, SEXP B, SEXP nl_)
     double trinv = NA_REAL;
     if (info == 0) {
         F77_CALL(dpotrs)("U", &D, &q, a, &D, REAL(beta), &D, &info FCONE);
-        if (info == 0) F77_CALL(dpotri)("U", &D, a, &D, &info FCONE);
+        /* A + nl I = U'U, so trace of the inverse = ||U^{-1}||_F^2 */
+        if (info == 0) F77_CALL(dtrtri)("U", "N", &D, a, &D, &info FCONE FCONE);
         if (info == 0) {
             trinv = 0;
-            for (int j = 0; j < D; j++) trinv += a[j + (R_xlen_t) j * D];
+            for (int j = 0; j < D; j++)
+                for (int i = 0; i <= j; i++) {
+                    double v = a[i + (R_xlen_t) j * D];
+                    trinv += v * v;
+                }
         }
     }
     SEXP out = PROTECT(Rf_allocVector(VECSXP, 3)); nprotect++;
