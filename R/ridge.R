@@ -29,8 +29,9 @@
 #'
 #' **Fitted values.** When the fit is made from data, a second streaming
 #' pass computes the fitted values at `lambda_best` (O(n D) time, no n x D
-#' matrix), for [fitted()], [residuals()] and [summary()]. Fits from
-#' [rff_stats()] objects have none.
+#' matrix), for [fitted()], [residuals()] and [summary()]; they are kept in
+#' the result (O(n) memory, like [stats::lm()]). Fits from [rff_stats()]
+#' objects have none.
 #'
 #' The formula method handles `data`, `subset` and `na.action` as
 #' [stats::lm()] does; factors are expanded by [stats::model.matrix()]
