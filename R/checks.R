@@ -289,3 +289,41 @@ check_map_args <- function(args) {
   }
   invisible(args)
 }
+
+check_ratio <- function(r) {
+  if (!is_number(r) || length(r) != 1L || !is.finite(r) || r <= 0 || r >= 1) {
+    rff_abort("lambda_min_ratio", sprintf(
+      "`lambda_min_ratio` must be a number in (0, 1), got %s", show_value(r)))
+  }
+  as.double(r)
+}
+
+# Candidate lengthscales for rff_cv(): a list of scalars or per-column vectors.
+check_candidates <- function(lengthscale, d) {
+  cand <- if (is.list(lengthscale)) lengthscale else as.list(lengthscale)
+  if (!length(cand)) rff_abort("lengthscale", "`lengthscale` must have at least one candidate")
+  lapply(cand, check_lengthscale, d = d)
+}
+
+# Fold of each row: given, or drawn at random with sizes differing by at most one.
+check_foldid <- function(foldid, folds, n) {
+  if (is.null(foldid)) {
+    k <- check_count(folds, "folds", lo = 2)
+    if (n < k) {
+      rff_abort("folds", sprintf("`folds` = %d needs at least as many rows, but `x` has %d",
+                                 k, n))
+    }
+    return(sample(rep_len(seq_len(k), n)))
+  }
+  if (!is_number(foldid) || length(foldid) != n || anyNA(foldid) ||
+      any(foldid != round(foldid)) || any(foldid < 1)) {
+    rff_abort("foldid", sprintf("`foldid` must give a fold number (1, 2, ...) for each of the %d rows", n))
+  }
+  foldid <- as.integer(foldid)
+  k <- max(foldid)
+  if (k < 2L || length(unique(foldid)) != k) {
+    rff_abort("foldid", sprintf("`foldid` must use every fold 1..k with k >= 2; it has %d distinct values up to %d",
+                                length(unique(foldid)), k))
+  }
+  foldid
+}

@@ -184,14 +184,6 @@ rff_ridge.rff_stats <- function(x, lambda = NULL, nlambda = 50,
   fit
 }
 
-check_ratio <- function(r) {
-  if (!is_number(r) || length(r) != 1L || !is.finite(r) || r <= 0 || r >= 1) {
-    rff_abort("lambda_min_ratio", sprintf(
-      "`lambda_min_ratio` must be a number in (0, 1), got %s", show_value(r)))
-  }
-  as.double(r)
-}
-
 # The one place maps are made for fitting: the given map, or rff_map(d, ...)
 # with whatever sampling arguments rff_map() accepts.
 ridge_map <- function(d, map = NULL, ...) {
