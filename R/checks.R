@@ -302,7 +302,6 @@ check_feature_counts <- function(D, variant, arg = "D") {
   as.double(D)
 }
 
-# Kernels k(x, x') = kappa(x - x'), for which offsets and kappa(2 delta) make sense.
 # A kernel for which Proposition 2 holds: built-in or rff_spectral(), but
 # not the arc-cosine kernel (no kappa(x - y)).
 check_shift_invariant <- function(kernel, arg = "kernel") {
@@ -313,4 +312,111 @@ check_shift_invariant <- function(kernel, arg = "kernel") {
       "function kappa(x - y)), so Proposition 2 does not apply to it"), arg))
   }
   kernel
+}
+
+# ---- ridge regression ----
+
+# y as an n x q double matrix (a vector is one response).
+check_y <- function(y, n, arg = "y") {
+  if (is.data.frame(y)) y <- as.matrix(y)
+  if (!(is_number(y) || is.logical(y)) && !(is.matrix(y) && is.numeric(y))) {
+    rff_abort(arg, sprintf("`%s` must be a numeric vector or matrix, got %s", arg, show_value(y)))
+  }
+  nm <- if (is.matrix(y)) colnames(y) else NULL
+  rows <- if (is.matrix(y)) nrow(y) else length(y)
+  if (rows != n) {
+    rff_abort(arg, sprintf("`%s` must have one value per row of `x` (%d), got %d",
+                           arg, n, rows))
+  }
+  y <- matrix(as.double(y), nrow = n, dimnames = list(NULL, nm))
+  if (ncol(y) == 0L) rff_abort(arg, sprintf("`%s` must have at least one column", arg))
+  if (anyNA(y) || any(!is.finite(y))) {
+    rff_abort(arg, sprintf("`%s` must not contain missing or infinite values (%d found)",
+                           arg, sum(!is.finite(y))))
+  }
+  y
+}
+
+check_lambda <- function(lambda, arg = "lambda") {
+  if (is.null(lambda)) return(NULL)
+  if (!is_number(lambda) || length(lambda) == 0L) {
+    rff_abort(arg, sprintf("`%s` must be NULL or non-negative numbers, got %s",
+                           arg, show_value(lambda)))
+  }
+  bad <- is.na(lambda) | !is.finite(lambda) | lambda < 0
+  if (any(bad)) {
+    rff_abort(arg, sprintf("`%s` must be non-negative and finite, got %s",
+                           arg, format(lambda[bad][1L])))
+  }
+  as.double(lambda)
+}
+
+check_chunk_size <- function(chunk_size, D) {
+  if (is.null(chunk_size)) return(default_chunk_size(D))
+  check_count(chunk_size, "chunk_size", lo = 1)
+}
+
+# About 16 MB of features per block, and at least one featurization block.
+default_chunk_size <- function(D) as.integer(max(256, floor(2^21 / D)))
+
+check_stats <- function(stats, arg) {
+  if (!inherits(stats, "rff_stats")) {
+    rff_abort(arg, sprintf("`%s` must be an object made by rff_stats(), got %s",
+                           arg, show_value(stats)))
+  }
+  invisible(stats)
+}
+
+# Sampling arguments passed through `...` must be arguments of rff_map().
+check_map_args <- function(args) {
+  allowed <- setdiff(names(formals(rff_map)), "d")
+  nm <- names(args)
+  if (is.null(nm)) nm <- rep("", length(args))
+  bad <- nm[!nm %in% allowed]
+  if (length(bad)) {
+    what <- if (any(!nzchar(bad))) "an unnamed argument" else
+      paste0("`", bad[nzchar(bad)][1L], "`")
+    rff_abort(if (nzchar(bad[1L])) bad[1L] else "...", sprintf(
+      "%s is not an argument of rff_ridge() or rff_map() (%s)", what,
+      paste0("`", allowed, "`", collapse = ", ")))
+  }
+  invisible(args)
+}
+
+check_ratio <- function(r) {
+  if (!is_number(r) || length(r) != 1L || !is.finite(r) || r <= 0 || r >= 1) {
+    rff_abort("lambda_min_ratio", sprintf(
+      "`lambda_min_ratio` must be a number in (0, 1), got %s", show_value(r)))
+  }
+  as.double(r)
+}
+
+# Candidate lengthscales for rff_cv(): a list of scalars or per-column vectors.
+check_candidates <- function(lengthscale, d) {
+  cand <- if (is.list(lengthscale)) lengthscale else as.list(lengthscale)
+  if (!length(cand)) rff_abort("lengthscale", "`lengthscale` must have at least one candidate")
+  lapply(cand, check_lengthscale, d = d)
+}
+
+# Fold of each row: given, or drawn at random with sizes differing by at most one.
+check_foldid <- function(foldid, folds, n) {
+  if (is.null(foldid)) {
+    k <- check_count(folds, "folds", lo = 2)
+    if (n < k) {
+      rff_abort("folds", sprintf("`folds` = %d needs at least as many rows, but `x` has %d",
+                                 k, n))
+    }
+    return(sample(rep_len(seq_len(k), n)))
+  }
+  if (!is_number(foldid) || length(foldid) != n || anyNA(foldid) ||
+      any(foldid != round(foldid)) || any(foldid < 1)) {
+    rff_abort("foldid", sprintf("`foldid` must give a fold number (1, 2, ...) for each of the %d rows", n))
+  }
+  foldid <- as.integer(foldid)
+  k <- max(foldid)
+  if (k < 2L || length(unique(foldid)) != k) {
+    rff_abort("foldid", sprintf("`foldid` must use every fold 1..k with k >= 2; it has %d distinct values up to %d",
+                                length(unique(foldid)), k))
+  }
+  foldid
 }

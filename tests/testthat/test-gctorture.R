@@ -35,6 +35,15 @@ torture_calls <- list(
   list(routine = "rff_kernel_error",
        call = quote({ set.seed(7); rff_kernel_error(torture_x, torture_x[1:3, ], D = 5,
                                                      variant = "phase", kernel = "laplace") })),
+  list(routine = "rff_ridge_stats",
+       call = quote({ set.seed(8); rff_stats(torture_x, torture_x[, 1], rff_map(2, D = 6)) })),
+  list(routine = "rff_ridge_eigen",
+       call = quote({ set.seed(8); fit <- rff_ridge(torture_x, torture_x[, 2], D = 6, nlambda = 3); fit })),
+  list(routine = "rff_ridge_chol",
+       call = quote({ set.seed(8); rff_ridge(torture_x, cbind(1, torture_x[, 2]), D = 6, lambda = c(0.1, 1)) })),
+  list(routine = "rff_ridge_predict",
+       call = quote({ set.seed(8); fit <- rff_ridge(torture_x, torture_x[, 2], D = 6, lambda = 0.1)
+                      predict(fit, torture_x[1:3, ]) })),
   list(routine = "rff_halton",
        call = quote({ set.seed(6); rff:::halton(7, 3) }))
 )

@@ -1,0 +1,199 @@
+#' Sufficient statistics for ridge regression on random features
+#'
+#' Streams the rows of `x` through the feature map in blocks of `chunk_size`
+#' rows and accumulates what ridge regression needs: Z'Z, Z'y, the column
+#' sums of Z and of y, the sums of squares of y, and n. The n x D feature
+#' matrix Z is never held: memory beyond the inputs is O(D^2 +
+#' `chunk_size` * D).
+#'
+#' Statistics are kept uncentered (centering for the intercept is done
+#' algebraically when solving), so statistics of disjoint row blocks drawn
+#' with the same `map` add up exactly: `c(s1, s2, ...)` or `s1 + s2` equals
+#' the statistics of all rows together (up to rounding). A fit can thus be
+#' spread over a `parallel` cluster (the workers may be on other hosts),
+#' `future`, or any map-reduce engine, and finished with
+#' [rff_ridge()] on the combined statistics; see the example.
+#'
+#' To keep sums of squares accurate when the response has a large mean, the
+#' responses are accumulated after subtracting the block's mean (stored as
+#' `yshift`); combining statistics re-expresses them around a common shift.
+#'
+#' @param x A numeric matrix, numeric data frame or vector (rows are
+#'   observations).
+#' @param y The response: a numeric vector with one value per row of `x`, or
+#'   a matrix with one column per response.
+#' @param map An `"rff_map"` from [rff_map()]. Every block of a fit must use
+#'   the same map.
+#' @param intercept Whether the fit made from these statistics has an
+#'   (unpenalized) intercept.
+#' @param chunk_size Rows per block; default about 16 MB of features
+#'   (`2^21 / D` rows, at least 256).
+#' @param threads Number of threads for featurization and for the blocked
+#'   update of Z'Z; default as in [rff_features()]. Results do not depend on
+#'   it.
+#' @param progress Show a text progress bar ([utils::txtProgressBar()]) when
+#'   more than one block is streamed.
+#' @return An object of class `"rff_stats"`: a list with `ZtZ` (D x D),
+#'   `Zty` (D x q), `zsum` (length D), `ysum`, `yty` and `yshift` (length q:
+#'   sums and sums of squares of y - yshift), `n`, `map`, `intercept` and
+#'   `response` (the response names, or `NULL`).
+#' @seealso [rff_ridge()] to fit from statistics.
+#' @examples
+#' set.seed(1)
+#' x <- matrix(runif(400), 200, 2)
+#' y <- sin(4 * x[, 1]) + x[, 2] + rnorm(200, sd = 0.1)
+#' m <- rff_map(2, D = 100, lengthscale = 0.5)
+#' # statistics of two halves, combined
+#' s <- c(rff_stats(x[1:100, ], y[1:100], m), rff_stats(x[-(1:100), ], y[-(1:100)], m))
+#' s
+#' fit <- rff_ridge(s, lambda = 1e-4)
+#' all.equal(coef(fit), coef(rff_ridge(x, y, lambda = 1e-4, map = m)))
+#' \donttest{
+#' # the same over a cluster of worker processes
+#' cl <- parallel::makeCluster(2)
+#' # workers search the same libraries (a wrapper: shipping the .libPaths
+#' # closure itself would change only the workers' copy of it)
+#' parallel::clusterCall(cl, function(p) invisible(.libPaths(p)), .libPaths())
+#' invisible(parallel::clusterEvalQ(cl, library(rff)))
+#' blocks <- split(seq_len(nrow(x)), rep(1:2, length.out = nrow(x)))
+#' parts <- parallel::parLapply(cl, blocks, function(i, xs, ys, m)
+#'   rff_stats(xs[i, , drop = FALSE], ys[i], m), xs = x, ys = y, m = m)
+#' parallel::stopCluster(cl)
+#' coef(rff_ridge(do.call(c, unname(parts)), lambda = 1e-4))[1:3]
+#' }
+#' @export
+rff_stats <- function(x, y, map, intercept = TRUE, chunk_size = NULL,
+                      threads = NULL, progress = FALSE) {
+  x <- check_x(x)
+  y <- check_y(y, nrow(x))
+  if (missing(map)) rff_abort("map", "`map` is required: every block must use the same map")
+  check_map(map)
+  check_x_matches_map(x, map)
+  intercept <- check_flag(intercept, "intercept")
+  chunk_size <- check_chunk_size(chunk_size, map$D)
+  threads <- check_threads(threads)
+  progress <- check_flag(progress, "progress")
+  accumulate_stats(x, y, map, intercept, chunk_size, threads, progress)
+}
+
+# Streams validated x (n x d) and y (n x q) through `map`. With a progress
+# bar, the rows go to C in up to 50 steps of whole chunks, so the blocks are
+# the same as without it.
+accumulate_stats <- function(x, y, map, intercept, chunk_size, threads, progress) {
+  n <- nrow(x)
+  yshift <- colMeans(y)
+  names(yshift) <- NULL
+  nchunks <- ceiling(n / chunk_size)
+  run <- function(from, to) {
+    .Call(C_rff_ridge_stats, x, y, yshift, map, c(from, to), chunk_size, threads)
+  }
+  if (!progress || nchunks < 2) {
+    s <- run(0, n)
+  } else {
+    steps <- min(nchunks, 50)
+    bounds <- pmin(round(seq(0, nchunks, length.out = steps + 1L)) * chunk_size, n)
+    pb <- utils::txtProgressBar(min = 0, max = n, style = 3)
+    on.exit(close(pb))
+    s <- NULL
+    for (i in seq_len(steps)) {
+      part <- run(bounds[i], bounds[i + 1L])
+      s <- if (is.null(s)) part else Map(`+`, s, part)
+      utils::setTxtProgressBar(pb, bounds[i + 1L])
+    }
+  }
+  new_stats(s$ZtZ, s$Zty, s$zsum, s$ysum, s$yty, yshift, n, map, intercept,
+            colnames(y))
+}
+
+new_stats <- function(ZtZ, Zty, zsum, ysum, yty, yshift, n, map, intercept, response) {
+  structure(list(ZtZ = ZtZ, Zty = Zty, zsum = zsum, ysum = ysum, yty = yty,
+                 yshift = yshift, n = n, map = map, intercept = intercept,
+                 response = response),
+            class = "rff_stats")
+}
+
+# The same statistics with the responses shifted by `to` instead of yshift.
+shift_stats <- function(s, to) {
+  delta <- s$yshift - to
+  s$yty <- s$yty + 2 * delta * s$ysum + s$n * delta^2
+  s$ysum <- s$ysum + s$n * delta
+  s$Zty <- s$Zty + outer(s$zsum, delta)
+  s$yshift <- to
+  s
+}
+
+same_map <- function(a, b) {
+  identical(unclass(a), unclass(b))
+}
+
+# Combines statistics of disjoint row blocks (sign = -1 removes a block
+# from a total, as cross-validation does).
+combine_stats <- function(parts, arg = "...", sign = NULL) {
+  if (is.null(sign)) sign <- rep(1, length(parts))
+  ref <- parts[[1L]]
+  for (i in seq_along(parts)) {
+    p <- parts[[i]]
+    check_stats(p, arg)
+    if (!same_map(p$map, ref$map)) {
+      rff_abort(arg, sprintf(
+        "statistics from different maps cannot be combined (element %d differs from the first); build every block with the same `map`", i))
+    }
+    if (length(p$ysum) != length(ref$ysum)) {
+      rff_abort(arg, sprintf(
+        "statistics with different numbers of responses cannot be combined (%d and %d)",
+        length(ref$ysum), length(p$ysum)))
+    }
+    if (!identical(p$intercept, ref$intercept)) {
+      rff_abort(arg, "statistics with and without `intercept` cannot be combined")
+    }
+  }
+  ns <- vapply(parts, function(p) p$n, numeric(1))
+  n <- sum(sign * ns)
+  to <- if (n > 0) {
+    colSums(do.call(rbind, lapply(seq_along(parts), function(i)
+      sign[i] * parts[[i]]$n * parts[[i]]$yshift))) / n
+  } else ref$yshift
+  out <- shift_stats(ref, to)
+  out$n <- 0
+  fields <- c("ZtZ", "Zty", "zsum", "ysum", "yty", "n")
+  for (f in fields) out[[f]] <- 0 * out[[f]]
+  for (i in seq_along(parts)) {
+    p <- shift_stats(parts[[i]], to)
+    for (f in fields) out[[f]] <- out[[f]] + sign[i] * p[[f]]
+  }
+  out
+}
+
+#' @rdname rff_stats
+#' @param ... For `c()`: `"rff_stats"` objects of disjoint row blocks, all
+#'   made with the same map (and the same `intercept`).
+#' @export
+c.rff_stats <- function(...) {
+  parts <- list(...)
+  parts <- parts[!vapply(parts, is.null, logical(1))]
+  combine_stats(parts, "...")
+}
+
+#' @rdname rff_stats
+#' @param e1,e2 `"rff_stats"` objects, for `e1 + e2`.
+#' @export
+`+.rff_stats` <- function(e1, e2) {
+  if (missing(e2)) return(e1)
+  if (!inherits(e1, "rff_stats")) check_stats(e1, "e1")
+  if (!inherits(e2, "rff_stats")) check_stats(e2, "e2")
+  combine_stats(list(e1, e2), "e2")
+}
+
+#' @export
+print.rff_stats <- function(x, ...) {
+  cat(sprintf("<rff_stats> ridge statistics of %s rows, %d features, %d response%s%s\n",
+              format(x$n, big.mark = ","), x$map$D, length(x$ysum),
+              if (length(x$ysum) == 1L) "" else "s",
+              if (x$intercept) ", with intercept" else ""))
+  cat(sprintf("  map: %s kernel, %d input column%s\n", kernel_label(x$map$kernel, x$map$nu),
+              x$map$d, if (x$map$d == 1L) "" else "s"))
+  invisible(x)
+}
+
+#' @export
+nobs.rff_stats <- function(object, ...) object$n

@@ -1,0 +1,266 @@
+/* Ridge regression on random features: sufficient statistics accumulated
+   over row blocks (Z'Z by dsyrk, Z'y, column sums), never the n x D feature
+   matrix; and the two solves, Cholesky for one lambda and a symmetric
+   eigendecomposition (dsyevr) for a whole lambda path. */
+#include "rff.h"
+
+/* Columns of Z'Z per BLAS call in the blocked rank-k update: a fixed
+   partition, so results do not depend on the number of threads. */
+#define RFF_SYRK_COLS 128
+
+static int rff_blas_int(double v, const char *what)
+{
+    if (!(v >= 0) || v > INT_MAX)
+        Rf_error("%s is too large for BLAS (more than %d)", what, INT_MAX);
+    return (int) v;
+}
+
+/* c (upper triangle, D x D) += a'a for a block a of nr rows (leading
+   dimension lda): diagonal blocks by dsyrk, the blocks above them by dgemm,
+   one column block per task. */
+static void syrk_blocks(const double *a, int lda, int nr, int D, double *c,
+                        int threads)
+{
+    const int nb = (D + RFF_SYRK_COLS - 1) / RFF_SYRK_COLS;
+    (void) threads;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+#endif
+    for (int t = 0; t < nb; t++) {
+        const double one = 1.0;
+        int b = nb - 1 - t;  /* widest dgemm first */
+        int c0 = b * RFF_SYRK_COLS;
+        int w = D - c0 < RFF_SYRK_COLS ? D - c0 : RFF_SYRK_COLS;
+        const double *ab = a + (R_xlen_t) c0 * lda;
+        double *cb = c + (R_xlen_t) c0 * D;
+        F77_CALL(dsyrk)("U", "T", &w, &nr, &one, ab, &lda, &one, cb + c0, &D
+                        FCONE FCONE);
+        if (c0 > 0)
+            F77_CALL(dgemm)("T", "N", &c0, &w, &nr, &one, a, &lda, ab, &lda,
+                            &one, cb, &D FCONE FCONE);
+    }
+}
+
+/* Features of rows r0..r0+nr-1 of x (n rows) into z (leading dimension ldz),
+   shared among threads in fixed blocks of RFF_BLOCK_ROWS rows. */
+static void featurize_block(const rff_fmap *fm, const double *x, int n,
+                            int r0, int nr, double *z, int ldz, int threads)
+{
+    const int nsub = (nr + RFF_BLOCK_ROWS - 1) / RFF_BLOCK_ROWS;
+    (void) threads;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static)
+#endif
+    for (int s = 0; s < nsub; s++) {
+        int i0 = s * RFF_BLOCK_ROWS;
+        int m = nr - i0 < RFF_BLOCK_ROWS ? nr - i0 : RFF_BLOCK_ROWS;
+        rff_featurize_rows(fm, x + r0 + i0, n, m, z + i0, ldz);
+    }
+}
+
+static int chunk_rows(SEXP chunk_size, int D, R_xlen_t rows)
+{
+    int cs = rff_as_int(chunk_size, "chunk_size", 1);
+    if (cs > rows) cs = rows > 0 ? (int) rows : 1;
+    rff_blas_int((double) cs * D, "`chunk_size` * D");
+    return cs;
+}
+
+/* Statistics of rows [from, to) of x (n x d) and y (n x q), y shifted by
+   yshift: Z'Z (upper triangle, then symmetrized), Z'(y - shift), colSums(Z),
+   colSums(y - shift), colSums((y - shift)^2). */
+SEXP rff_ridge_stats(SEXP x, SEXP y, SEXP yshift, SEXP map, SEXP rows,
+                     SEXP chunk_size, SEXP threads_)
+{
+    rff_fmap fm;
+    rff_fmap_from_list(map, &fm);
+    int threads = rff_threads(threads_);
+    rff_check_real_matrix(x, "x");
+    rff_check_real_matrix(y, "y");
+    int n = Rf_nrows(x), q = Rf_ncols(y), D = fm.D;
+    if (Rf_ncols(x) != fm.d)
+        Rf_error("`x` has %d columns but the map expects %d", Rf_ncols(x), fm.d);
+    if (Rf_nrows(y) != n) Rf_error("`y` must have %d rows", n);
+    if (!Rf_isReal(yshift) || XLENGTH(yshift) != q)
+        Rf_error("`yshift` must be %d numbers", q);
+    if (!Rf_isReal(rows) || XLENGTH(rows) != 2)
+        Rf_error("`rows` must be two numbers");
+    double from_d = REAL(rows)[0], to_d = REAL(rows)[1];
+    if (!(from_d >= 0 && to_d <= n && from_d <= to_d))
+        Rf_error("`rows` must lie in [0, %d]", n);
+    int from = (int) from_d, to = (int) to_d;
+    int cs = chunk_rows(chunk_size, D, to - from);
+
+    int nprotect = 0;
+    SEXP ztz = PROTECT(Rf_allocMatrix(REALSXP, D, D)); nprotect++;
+    SEXP zty = PROTECT(Rf_allocMatrix(REALSXP, D, q)); nprotect++;
+    SEXP zsum = PROTECT(Rf_allocVector(REALSXP, D)); nprotect++;
+    SEXP ysum = PROTECT(Rf_allocVector(REALSXP, q)); nprotect++;
+    SEXP yty = PROTECT(Rf_allocVector(REALSXP, q)); nprotect++;
+    double *pztz = REAL(ztz), *pzty = REAL(zty), *pzs = REAL(zsum),
+           *pys = REAL(ysum), *pyy = REAL(yty);
+    memset(pztz, 0, sizeof(double) * (size_t) D * D);
+    memset(pzty, 0, sizeof(double) * (size_t) D * q);
+    memset(pzs, 0, sizeof(double) * D);
+    memset(pys, 0, sizeof(double) * q);
+    memset(pyy, 0, sizeof(double) * q);
+
+    double *z = (double *) R_alloc((size_t) cs * D, sizeof(double));
+    double *yb = (double *) R_alloc((size_t) cs * q, sizeof(double));
+    const double *px = REAL(x), *py = REAL(y), *shift = REAL(yshift);
+    const double one = 1.0;
+    for (int r0 = from; r0 < to; r0 += cs) {
+        int nr = to - r0 < cs ? to - r0 : cs;
+        featurize_block(&fm, px, n, r0, nr, z, cs, threads);
+        syrk_blocks(z, cs, nr, D, pztz, threads);
+        for (int k = 0; k < q; k++) {
+            const double *yk = py + (R_xlen_t) k * n + r0;
+            double *bk = yb + (R_xlen_t) k * cs, s = 0, ss = 0;
+            for (int i = 0; i < nr; i++) {
+                double v = yk[i] - shift[k];
+                bk[i] = v;
+                s += v;
+                ss += v * v;
+            }
+            pys[k] += s;
+            pyy[k] += ss;
+        }
+        F77_CALL(dgemm)("T", "N", &D, &q, &nr, &one, z, &cs, yb, &cs, &one,
+                        pzty, &D FCONE FCONE);
+        for (int j = 0; j < D; j++) {
+            const double *zj = z + (R_xlen_t) j * cs;
+            double s = 0;
+            for (int i = 0; i < nr; i++) s += zj[i];
+            pzs[j] += s;
+        }
+        R_CheckUserInterrupt();
+    }
+    for (int j = 0; j < D; j++)
+        for (int i = j + 1; i < D; i++)
+            pztz[i + (R_xlen_t) j * D] = pztz[j + (R_xlen_t) i * D];
+
+    const char *nms[] = {"ZtZ", "Zty", "zsum", "ysum", "yty"};
+    SEXP out = PROTECT(Rf_allocVector(VECSXP, 5)); nprotect++;
+    SEXP names = PROTECT(Rf_allocVector(STRSXP, 5)); nprotect++;
+    SET_VECTOR_ELT(out, 0, ztz);
+    SET_VECTOR_ELT(out, 1, zty);
+    SET_VECTOR_ELT(out, 2, zsum);
+    SET_VECTOR_ELT(out, 3, ysum);
+    SET_VECTOR_ELT(out, 4, yty);
+    for (int i = 0; i < 5; i++) SET_STRING_ELT(names, i, Rf_mkChar(nms[i]));
+    Rf_setAttrib(out, R_NamesSymbol, names);
+    UNPROTECT(nprotect);
+    return out;
+}
+
+/* z(x) %*% beta for all rows of x, featurized chunk by chunk. */
+SEXP rff_ridge_predict(SEXP x, SEXP map, SEXP beta, SEXP chunk_size,
+                       SEXP threads_)
+{
+    rff_fmap fm;
+    rff_fmap_from_list(map, &fm);
+    int threads = rff_threads(threads_);
+    rff_check_real_matrix(x, "x");
+    rff_check_real_matrix(beta, "beta");
+    int n = Rf_nrows(x), D = fm.D, k = Rf_ncols(beta);
+    if (Rf_ncols(x) != fm.d)
+        Rf_error("`x` has %d columns but the map expects %d", Rf_ncols(x), fm.d);
+    if (Rf_nrows(beta) != D) Rf_error("`beta` must have %d rows", D);
+    int cs = chunk_rows(chunk_size, D, n);
+    SEXP out = PROTECT(Rf_allocMatrix(REALSXP, n, k));
+    double *z = (double *) R_alloc((size_t) cs * D, sizeof(double));
+    const double one = 1.0, zero = 0.0;
+    for (int r0 = 0; r0 < n; r0 += cs) {
+        int nr = n - r0 < cs ? n - r0 : cs;
+        featurize_block(&fm, REAL(x), n, r0, nr, z, cs, threads);
+        if (k > 0)
+            F77_CALL(dgemm)("N", "N", &nr, &k, &D, &one, z, &cs, REAL(beta), &D,
+                            &zero, REAL(out) + r0, &n FCONE FCONE);
+        R_CheckUserInterrupt();
+    }
+    UNPROTECT(1);
+    return out;
+}
+
+/* One lambda: (A + nl I)^{-1} B by Cholesky (dpotrf/dpotrs), and
+   trace((A + nl I)^{-1}) for the degrees of freedom (by dtrtri). info > 0 means the
+   matrix is not positive definite (no coefficients). */
+SEXP rff_ridge_chol(SEXP A, SEXP B, SEXP nl_)
+{
+    rff_check_real_matrix(A, "A");
+    rff_check_real_matrix(B, "B");
+    int D = Rf_nrows(A), q = Rf_ncols(B), info = 0;
+    if (Rf_ncols(A) != D || Rf_nrows(B) != D)
+        Rf_error("`A` must be square and `B` must have %d rows", D);
+    double nl = rff_as_double(nl_, "n * lambda");
+    int nprotect = 0;
+    SEXP beta = PROTECT(Rf_allocMatrix(REALSXP, D, q)); nprotect++;
+    double *a = (double *) R_alloc((size_t) D * D, sizeof(double));
+    memcpy(a, REAL(A), sizeof(double) * (size_t) D * D);
+    memcpy(REAL(beta), REAL(B), sizeof(double) * (size_t) D * q);
+    for (int j = 0; j < D; j++) a[j + (R_xlen_t) j * D] += nl;
+    F77_CALL(dpotrf)("U", &D, a, &D, &info FCONE);
+    double trinv = NA_REAL;
+    if (info == 0) {
+        F77_CALL(dpotrs)("U", &D, &q, a, &D, REAL(beta), &D, &info FCONE);
+        /* A + nl I = U'U, so trace of the inverse = ||U^{-1}||_F^2 */
+        if (info == 0) F77_CALL(dtrtri)("U", "N", &D, a, &D, &info FCONE FCONE);
+        if (info == 0) {
+            trinv = 0;
+            for (int j = 0; j < D; j++)
+                for (int i = 0; i <= j; i++) {
+                    double v = a[i + (R_xlen_t) j * D];
+                    trinv += v * v;
+                }
+        }
+    }
+    SEXP out = PROTECT(Rf_allocVector(VECSXP, 3)); nprotect++;
+    SEXP names = PROTECT(Rf_allocVector(STRSXP, 3)); nprotect++;
+    SET_VECTOR_ELT(out, 0, beta);
+    SET_VECTOR_ELT(out, 1, Rf_ScalarReal(trinv));
+    SET_VECTOR_ELT(out, 2, Rf_ScalarInteger(info));
+    SET_STRING_ELT(names, 0, Rf_mkChar("coefficients"));
+    SET_STRING_ELT(names, 1, Rf_mkChar("trace_inv"));
+    SET_STRING_ELT(names, 2, Rf_mkChar("info"));
+    Rf_setAttrib(out, R_NamesSymbol, names);
+    UNPROTECT(nprotect);
+    return out;
+}
+
+/* All eigenvalues (ascending) and eigenvectors of the symmetric matrix A,
+   by dsyevr (upper triangle used). */
+SEXP rff_ridge_eigen(SEXP A)
+{
+    rff_check_real_matrix(A, "A");
+    int D = Rf_nrows(A), m = 0, info = 0, lwork = -1, liwork = -1, iwq = 0;
+    if (Rf_ncols(A) != D) Rf_error("`A` must be square");
+    int nprotect = 0;
+    SEXP values = PROTECT(Rf_allocVector(REALSXP, D)); nprotect++;
+    SEXP vectors = PROTECT(Rf_allocMatrix(REALSXP, D, D)); nprotect++;
+    double *a = (double *) R_alloc((size_t) D * D, sizeof(double));
+    memcpy(a, REAL(A), sizeof(double) * (size_t) D * D);
+    int *isuppz = (int *) R_alloc(2 * (size_t) D, sizeof(int));
+    double vl = 0, vu = 0, abstol = 0, wq = 0;
+    int il = 0, iu = 0;
+    F77_CALL(dsyevr)("V", "A", "U", &D, a, &D, &vl, &vu, &il, &iu, &abstol, &m,
+                     REAL(values), REAL(vectors), &D, isuppz, &wq, &lwork,
+                     &iwq, &liwork, &info FCONE FCONE FCONE);
+    if (info != 0) Rf_error("dsyevr workspace query failed (info = %d)", info);
+    lwork = (int) wq;
+    liwork = iwq;
+    double *work = (double *) R_alloc((size_t) lwork, sizeof(double));
+    int *iwork = (int *) R_alloc((size_t) liwork, sizeof(int));
+    F77_CALL(dsyevr)("V", "A", "U", &D, a, &D, &vl, &vu, &il, &iu, &abstol, &m,
+                     REAL(values), REAL(vectors), &D, isuppz, work, &lwork,
+                     iwork, &liwork, &info FCONE FCONE FCONE);
+    if (info != 0) Rf_error("the eigendecomposition failed (dsyevr info = %d)", info);
+    SEXP out = PROTECT(Rf_allocVector(VECSXP, 2)); nprotect++;
+    SEXP names = PROTECT(Rf_allocVector(STRSXP, 2)); nprotect++;
+    SET_VECTOR_ELT(out, 0, values);
+    SET_VECTOR_ELT(out, 1, vectors);
+    SET_STRING_ELT(names, 0, Rf_mkChar("values"));
+    SET_STRING_ELT(names, 1, Rf_mkChar("vectors"));
+    Rf_setAttrib(out, R_NamesSymbol, names);
+    UNPROTECT(nprotect);
+    return out;
+}

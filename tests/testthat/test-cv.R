@@ -1,0 +1,90 @@
+# Brute-force k-fold CV in base R: refit on the training rows of each fold
+# and predict the held-out rows, for each lengthscale and lambda.
+ref_cv <- function(x, y, foldid, omega_unit, lengthscales, lambda) {
+  D <- 2 * ncol(omega_unit)
+  feats <- function(x, l) {
+    P <- x %*% (omega_unit / l)
+    sqrt(2 / D) * cbind(cos(P), sin(P))
+  }
+  sapply(lengthscales, function(l) {
+    Z <- feats(x, l)
+    sse <- sapply(lambda, function(lam) {
+      sum(vapply(unique(foldid), function(j) {
+        tr <- foldid != j
+        zbar <- colMeans(Z[tr, ])
+        Zc <- sweep(Z[tr, ], 2, zbar)
+        yc <- y[tr] - mean(y[tr])
+        b <- solve(crossprod(Zc) + sum(tr) * lam * diag(D), crossprod(Zc, yc))
+        pred <- Z[!tr, ] %*% b + mean(y[tr]) - sum(zbar * b)
+        sum((y[!tr] - pred)^2)
+      }, numeric(1)))
+    })
+    sse / length(y)
+  })
+}
+
+test_that("the CV curve equals brute-force cross-validation in base R", {
+  set.seed(11)
+  n <- 120
+  x <- matrix(runif(n * 2), n, 2)
+  y <- sin(5 * x[, 1]) + x[, 2] + rnorm(n, sd = 0.1)
+  foldid <- rep_len(1:4, n)
+  set.seed(12)
+  cv <- rff_cv(x, y, foldid = foldid, lengthscale = c(0.2, 0.5, 1.5), D = 20,
+               nlambda = 6, progress = FALSE)
+  set.seed(12)
+  unit <- rff_map(2, D = 20, lengthscale = 1)   # the base draws
+  ref <- ref_cv(x, y, foldid, unit$omega, c(0.2, 0.5, 1.5), cv$lambda)
+  expect_equal(unname(cv$cvm), ref, tolerance = 1e-8)
+  best <- arrayInd(which.min(ref), dim(ref))
+  expect_equal(cv$lambda_best, cv$lambda[best[1]])
+  expect_equal(cv$lengthscale_best, c(0.2, 0.5, 1.5)[best[2]])
+  # the refit is the Cholesky fit on all rows at the best pair
+  m <- unit
+  m$omega <- unit$omega / cv$lengthscale_best
+  m$lengthscale <- cv$lengthscale_best
+  refit <- rff_ridge(x, y, lambda = cv$lambda_best, map = m, progress = FALSE)
+  expect_equal(cv$fit$coefficients, refit$coefficients, tolerance = 1e-10)
+  expect_equal(predict(cv, x[1:4, ]), predict(refit, x[1:4, ]), tolerance = 1e-10)
+  expect_equal(fitted(cv), fitted(refit), tolerance = 1e-10)
+  expect_equal(coef(cv), coef(refit), tolerance = 1e-10)
+  expect_equal(nobs(cv), n)
+  # standard error from the spread of fold errors
+  expect_true(all(cv$cvsd > 0))
+})
+
+test_that("a given map and lambda vector are used as they are", {
+  set.seed(13)
+  n <- 60
+  x <- matrix(rnorm(n), n, 1)
+  y <- x[, 1]^2 + rnorm(n, sd = 0.1)
+  m <- rff_map(1, D = 10, lengthscale = 0.7)
+  foldid <- rep_len(1:3, n)
+  cv <- rff_cv(x, y, foldid = foldid, lambda = c(1e-2, 1e-4), map = m, progress = FALSE)
+  ref <- ref_cv(x, y, foldid, m$omega * 0.7, 0.7, c(1e-2, 1e-4))
+  expect_equal(unname(cv$cvm), ref, tolerance = 1e-8)
+  expect_identical(cv$fit$map, m)
+  expect_output(print(cv), "3-fold")
+  pdf(NULL)
+  on.exit(dev.off())
+  expect_invisible(plot(cv))
+  cv2 <- rff_cv(x, y, folds = 3, lengthscale = c(0.5, 1), D = 10, nlambda = 4,
+                progress = FALSE)
+  expect_equal(dim(cv2$cvm), c(4, 2))
+  expect_equal(sort(unique(cv2$foldid)), 1:3)
+  expect_equal(as.vector(table(cv2$foldid)), c(20, 20, 20))
+  expect_invisible(plot(cv2))
+})
+
+test_that("bad input to rff_cv gets an rff_error", {
+  x <- matrix(rnorm(20), 10, 2)
+  y <- rnorm(10)
+  expect_error(rff_cv(x, y, folds = 11, D = 4), "`folds`", class = "rff_error")
+  expect_error(rff_cv(x, y, folds = 1, D = 4), "`folds`", class = "rff_error")
+  expect_error(rff_cv(x, y, foldid = rep(1, 10), D = 4), "`foldid`", class = "rff_error")
+  expect_error(rff_cv(x, y, foldid = 1:3, D = 4), "`foldid`", class = "rff_error")
+  expect_error(rff_cv(x, y, lengthscale = c(1, -1), D = 4), "`lengthscale`", class = "rff_error")
+  expect_error(rff_cv(x, y[-1], D = 4), "`y`", class = "rff_error")
+  expect_error(rff_cv(x, y, lambda = -1, D = 4), "`lambda`", class = "rff_error")
+  expect_error(rff_cv(x, y, map = rff_map(2, D = 4), D = 4), "`map`", class = "rff_error")
+})

@@ -1,0 +1,95 @@
+test_that("statistics equal their base-R definitions", {
+  set.seed(5)
+  x <- matrix(rnorm(300), 100, 3)
+  y <- cbind(rnorm(100, mean = 1e4), rnorm(100))
+  m <- rff_map(3, D = 16, variant = "phase")
+  s <- rff_stats(x, y, m, chunk_size = 30)
+  Z <- unclass(rff_features(x, map = m))[, ]
+  yc <- sweep(y, 2, s$yshift)
+  expect_equal(s$n, 100)
+  expect_equal(s$ZtZ, crossprod(Z), tolerance = 1e-13)
+  expect_equal(s$Zty, crossprod(Z, yc), tolerance = 1e-12)
+  expect_equal(s$zsum, colSums(Z), tolerance = 1e-13)
+  expect_equal(s$yshift, colMeans(y), tolerance = 1e-15)
+  expect_equal(s$ysum, colSums(yc), tolerance = 1e-8)
+  expect_equal(s$yty, colSums(yc^2), tolerance = 1e-12)
+  expect_output(print(s), "100 rows, 16 features, 2 responses")
+  expect_equal(nobs(s), 100)
+})
+
+test_that("statistics of disjoint blocks combine to the fit on all rows", {
+  set.seed(6)
+  n <- 240
+  x <- matrix(runif(n * 2), n, 2)
+  y <- 50 + sin(6 * x[, 1]) + x[, 2] + rnorm(n, sd = 0.1)
+  m <- rff_map(2, D = 40, lengthscale = 0.4)
+  blocks <- split(seq_len(n), rep(1:3, c(17, 100, 123)))
+  parts <- lapply(blocks, function(i) rff_stats(x[i, ], y[i], m))
+  all_rows <- rff_stats(x, y, m)
+  for (combined in list(do.call(c, unname(parts)), parts[[1]] + parts[[2]] + parts[[3]])) {
+    expect_equal(combined$n, n)
+    for (f in c("ZtZ", "Zty", "zsum", "ysum", "yty", "yshift")) {
+      expect_equal(combined[[f]], all_rows[[f]], tolerance = 1e-10, label = f)
+    }
+    for (lam in c(1e-5, 1e-2)) {
+      direct <- rff_ridge(x, y, lambda = lam, map = m, progress = FALSE)
+      fit <- rff_ridge(combined, lambda = lam)
+      expect_equal(fit$coefficients, direct$coefficients, tolerance = 1e-10)
+      expect_equal(fit$intercept, direct$intercept, tolerance = 1e-10)
+      expect_equal(fit$gcv, direct$gcv, tolerance = 1e-10)
+    }
+    path <- rff_ridge(combined, nlambda = 10)
+    expect_equal(path$lambda, rff_ridge(x, y, map = m, nlambda = 10, progress = FALSE)$lambda,
+                 tolerance = 1e-10)
+  }
+  # order does not matter; intercept = FALSE statistics stay uncentered
+  expect_equal(c(parts[[3]], parts[[1]], parts[[2]])$ZtZ, all_rows$ZtZ, tolerance = 1e-12)
+  s0 <- c(rff_stats(x[1:100, ], y[1:100], m, intercept = FALSE),
+          rff_stats(x[-(1:100), ], y[-(1:100)], m, intercept = FALSE))
+  expect_equal(rff_ridge(s0, lambda = 1e-3)$coefficients,
+               rff_ridge(x, y, lambda = 1e-3, map = m, intercept = FALSE,
+                         progress = FALSE)$coefficients, tolerance = 1e-10)
+})
+
+test_that("a fit spread over a PSOCK cluster equals the fit on all rows", {
+  set.seed(7)
+  n <- 400
+  x <- matrix(rnorm(n * 3), n, 3)
+  y <- x[, 1] * x[, 2] + rnorm(n, sd = 0.1)
+  m <- rff_map(3, D = 50, lengthscale = 1.5)
+  cl <- parallel::makeCluster(2)
+  on.exit(parallel::stopCluster(cl))
+  # workers load rff from the library this session loaded it from; a wrapper,
+  # since a serialized .libPaths closure would change only its own copy
+  libs <- c(normalizePath(dirname(find.package("rff"))), .libPaths())
+  parallel::clusterCall(cl, function(p) invisible(.libPaths(p)), libs)
+  parallel::clusterEvalQ(cl, library(rff))
+  blocks <- split(seq_len(n), rep(1:4, each = n / 4))
+  parts <- parallel::parLapply(cl, blocks, function(i, xs, ys, m) {
+    rff_stats(xs[i, , drop = FALSE], ys[i], m, threads = 1)
+  }, xs = x, ys = y, m = m)
+  fit <- rff_ridge(do.call(c, unname(parts)), lambda = 1e-3)
+  direct <- rff_ridge(x, y, lambda = 1e-3, map = m, progress = FALSE)
+  expect_equal(fit$coefficients, direct$coefficients, tolerance = 1e-10)
+  expect_equal(fit$intercept, direct$intercept, tolerance = 1e-10)
+  expect_equal(predict(fit, x[1:5, ]), predict(direct, x[1:5, ]), tolerance = 1e-10)
+})
+
+test_that("combining mismatched statistics is an rff_error", {
+  set.seed(8)
+  x <- matrix(rnorm(40), 20, 2)
+  y <- rnorm(20)
+  m1 <- rff_map(2, D = 6)
+  m2 <- rff_map(2, D = 6)
+  s1 <- rff_stats(x, y, m1)
+  expect_error(c(s1, rff_stats(x, y, m2)), "different maps", class = "rff_error")
+  expect_error(s1 + rff_stats(x, y, m2), "different maps", class = "rff_error")
+  expect_error(c(s1, rff_stats(x, cbind(y, y), m1)), "responses", class = "rff_error")
+  expect_error(c(s1, rff_stats(x, y, m1, intercept = FALSE)), "intercept", class = "rff_error")
+  expect_error(c(s1, list(1)), class = "rff_error")
+  expect_error(rff_stats(x, y), "map", class = "rff_error")
+  expect_error(rff_stats(x, y[-1], m1), "`y`", class = "rff_error")
+  expect_error(rff_stats(x, y, m1, chunk_size = 0.5), "`chunk_size`", class = "rff_error")
+  expect_error(rff_stats(x[, 1], y, m1), "`x`", class = "rff_error")
+  expect_error(rff_ridge.rff_stats(list()), "`x`", class = "rff_error")
+})
