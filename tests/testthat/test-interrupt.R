@@ -57,3 +57,22 @@ cat("after:", rff_kernel(matrix(c(0, 1)))[1, 2], "\\n")
   expect_lt(waited, 1.5)
   expect_true(any(grepl("^after: 0.6065", out)))
 })
+
+test_that("a long streamed ridge fit stops at a time limit and holds no memory", {
+  x <- matrix(runif(2e6 * 4), ncol = 4)
+  y <- x[, 1]
+  gc()
+  before <- sum(gc()[, 2])
+  t0 <- proc.time()[["elapsed"]]
+  setTimeLimit(elapsed = 0.5, transient = TRUE)
+  err <- tryCatch(rff_ridge(x, y, D = 400, lambda = 1e-3, progress = FALSE),
+                  error = function(e) e)
+  setTimeLimit(elapsed = Inf)
+  took <- proc.time()[["elapsed"]] - t0
+  expect_match(conditionMessage(err), "time limit")
+  expect_lt(took, 2.5)
+  # the chunk buffers were released with the interrupted call
+  gc()
+  expect_lt(sum(gc()[, 2]) - before, 5)   # MB
+  expect_equal(rff_kernel(matrix(c(0, 1)))[1, 2], exp(-1 / 2))
+})
