@@ -32,7 +32,7 @@ unit: install
 	R_LIBS=$(LIB) Rscript -e 'library(rff); testthat::test_dir("tests/testthat", package = "rff", load_package = "installed")'
 
 demo: install
-	Rscript -e '.libPaths(c("$(LIB)", .libPaths())); source("tools/demo.R")'
+	R_LIBS=$(LIB) Rscript tools/demo.R $(or $(OUT),rff-demo)
 
 clean:
 	rm -rf .build rff.Rcheck rff_*.tar.gz src/*.o src/*.so
