@@ -420,3 +420,9 @@ check_foldid <- function(foldid, folds, n) {
   }
   foldid
 }
+
+# The D x D statistics (and the solves' copies of them) must fit in memory:
+# refuse before drawing features. `copies` counts the D x D matrices held.
+check_stats_memory <- function(D, copies, map_given) {
+  check_alloc(D, as.double(D) * copies, arg = if (map_given) "map" else "D")
+}

@@ -81,6 +81,8 @@ rff_cv <- function(x, y, folds = 10, lambda = NULL, lengthscale = 1, map = NULL,
     candidates <- if (missing(lengthscale)) list(map$lengthscale) else
       check_candidates(lengthscale, ncol(x))
   }
+  # the statistics of every fold, plus the solves' copies
+  check_stats_memory(base$D, k + 4, !is.null(map))
   chunk_size <- check_chunk_size(chunk_size, base$D)
   rows <- split(seq_len(n), foldid)
   nl <- length(candidates)

@@ -126,7 +126,10 @@ rff_ridge.default <- function(x, y, lambda = NULL, map = NULL, intercept = TRUE,
   lambda_min_ratio <- check_ratio(lambda_min_ratio)
   threads <- check_threads(threads)
   progress <- check_flag(progress, "progress")
+  map_given <- !is.null(map)
   map <- ridge_map(ncol(x), map, ...)
+  # Z'Z, its factor or eigenvectors, and the solve's workspace
+  check_stats_memory(map$D, 4, map_given)
   chunk_size <- check_chunk_size(chunk_size, map$D)
   stats <- accumulate_stats(x, y, map, intercept, chunk_size, threads, progress)
   fit <- ridge_from_stats(stats, lambda, nlambda, lambda_min_ratio)

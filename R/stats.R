@@ -70,6 +70,7 @@ rff_stats <- function(x, y, map, intercept = TRUE, chunk_size = NULL,
   check_map(map)
   check_x_matches_map(x, map)
   intercept <- check_flag(intercept, "intercept")
+  check_stats_memory(map$D, 1, TRUE)
   chunk_size <- check_chunk_size(chunk_size, map$D)
   threads <- check_threads(threads)
   progress <- check_flag(progress, "progress")

@@ -80,6 +80,21 @@ test_that("results larger than memory are refused before allocation", {
   }
 })
 
+test_that("D x D statistics larger than memory are refused before allocation", {
+  old <- options(rff.max_gb = 100)
+  on.exit(options(old))
+  x <- matrix(runif(20), 10, 2)
+  y <- runif(10)
+  # 2e5 x 2e5 doubles are 298 GB
+  expect_rff_error(rff_ridge(x, y, D = 2e5, progress = FALSE), "D")
+  expect_rff_error(rff_stats(x, y, map = rff_map(2, D = 2e5)), "map")
+  expect_rff_error(rff_ridge(x, y, map = rff_map(2, D = 2e5), progress = FALSE), "map")
+  # 10 folds (+ 4 copies) of 4e4 x 4e4 statistics are 167 GB
+  expect_rff_error(rff_cv(x, y, folds = 10, D = 4e4, progress = FALSE), "D")
+  # frequencies BLAS cannot index
+  expect_rff_error(rff_map(50000, D = 1e5), "D")
+})
+
 test_that("rff_kernel() rejects bad arguments", {
   expect_rff_error(rff_kernel(matrix(1, 2, 2), matrix(1, 2, 3)), "y")
   expect_rff_error(rff_kernel(matrix(1, 2, 2), "a"), "y")
