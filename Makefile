@@ -2,7 +2,7 @@
 R ?= R
 LIB := .build/lib
 
-.PHONY: test demo deps document unit install sanitize valgrind clean
+.PHONY: test demo deps document unit install sanitize valgrind bigsize clean
 
 test:
 	@bash tools/check.sh
@@ -26,6 +26,10 @@ sanitize:
 # the test suite under valgrind memcheck; any error in rff's code fails
 valgrind:
 	@bash tools/valgrind.sh
+
+# n * D above 2^31 through the streamed ridge fit (several minutes)
+bigsize: install
+	R_LIBS=$(LIB) Rscript tools/bigsize.R
 
 # quick testthat run against a fresh install, without R CMD check
 unit: install
