@@ -71,6 +71,10 @@ void rff_spec_draw(const rff_spec *spec, double *omega, double *phase);
 void rff_fmap_from_list(SEXP map, rff_fmap *out);
 void rff_featurize_rows(const rff_fmap *map, const double *x, int ldx,
                         int nrows, double *z, int ldz);
+/* the shift-invariant ("pair", "phase") kernels, in fused.c */
+void rff_featurize_rows_si(const rff_fmap *map, const double *x, int ldx,
+                           int nrows, double *z, int ldz);
+void rff_advise_hugepages(void *p, size_t bytes);
 void rff_featurize(const rff_fmap *map, const double *x, int n, double *z,
                    int ldz, int threads);
 

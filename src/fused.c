@@ -1,0 +1,177 @@
+/* Featurization kernels of the shift-invariant maps ("pair", "phase").
+
+   The fused kernel computes projection, phase and cos/sin of a row block in
+   one pass, vectorized over rows: each feature value goes from registers to
+   z once, and the block of x it reads stays in cache. For wide inputs the
+   projection is a dgemm into z and the trigonometric pass runs in place. The
+   cos/sin are the straight-line versions of trig.h; arguments outside their
+   exact range are recomputed with libm afterwards (rff_trig_fixup). */
+#include "rff.h"
+#include "trig.h"
+#if defined(__linux__)
+#include <stdint.h>
+#include <sys/mman.h>
+#endif
+
+/* One copy of the kernels per x86-64 level, chosen at load time (GCC's
+   function multi-versioning; needs glibc's ifunc). Elsewhere the default
+   build runs, which is the same code for the baseline instruction set. */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12 && \
+    defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__) && \
+    !defined(RFF_NO_CLONES)
+#define RFF_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define RFF_CLONES
+#endif
+
+#define RFF_PRAGMA(x) _Pragma(#x)
+#ifdef _OPENMP
+#define RFF_SIMD RFF_PRAGMA(omp simd)
+#define RFF_SIMD_MAX(var) RFF_PRAGMA(omp simd reduction(max:var))
+#else
+#define RFF_SIMD
+#define RFF_SIMD_MAX(var)
+#endif
+
+/* Rows per pass: the projections of one chunk and one frequency stay in L1
+   between the projection and the trigonometric loop. */
+#define RFF_FUSED_CHUNK 256
+
+/* zc[i] = s cos(p[i] + b) and, if zs, zs[i] = s sin(p[i]) (b = 0 then) for
+   nr rows; p must not alias zc or zs. The vector loop also finds max |p + b|;
+   when that reaches the end of the exact range (rare: huge Cauchy
+   frequencies), the entries beyond it are redone with libm. Infinite and NaN
+   arguments give NaN either way. */
+RFF_INLINE void rff_trig_chunk(const double *restrict p, double b, double s,
+                                  double *restrict zc, double *restrict zs, int nr)
+{
+    double amax = 0.0;
+    if (zs) {
+        RFF_SIMD_MAX(amax)
+        for (int i = 0; i < nr; i++) {
+            double sn, cs, a = p[i] + b;
+            rff_sincos_fast(a, &sn, &cs);
+            amax = fabs(a) > amax ? fabs(a) : amax;
+            zs[i] = s * sn;
+            zc[i] = s * cs;
+        }
+    } else {
+        RFF_SIMD_MAX(amax)
+        for (int i = 0; i < nr; i++) {
+            double a = p[i] + b;
+            amax = fabs(a) > amax ? fabs(a) : amax;
+            zc[i] = s * rff_cos_fast(a);
+        }
+    }
+    if (amax >= RFF_TRIG_MAX) {
+        for (int i = 0; i < nr; i++) {
+            double a = p[i] + b;
+            if (!rff_trig_fast_ok(a)) {
+                zc[i] = s * cos(a);
+                if (zs) zs[i] = s * sin(a);
+            }
+        }
+    }
+}
+
+/* p[i] = sum_k x[i, k] w[k] for nr rows, summed in the order of k as a
+   column-by-column dgemm does; four columns of x per pass over p. */
+RFF_INLINE void rff_project(const double *restrict x, int ldx, int nr,
+                            const double *restrict w, int d, double *restrict p)
+{
+    const double w0 = w[0];
+    int k = 1;
+    RFF_SIMD
+    for (int i = 0; i < nr; i++) p[i] = x[i] * w0;
+    for (; k + 3 < d; k += 4) {
+        const double *x0 = x + (R_xlen_t) k * ldx, *x1 = x0 + ldx,
+            *x2 = x1 + ldx, *x3 = x2 + ldx;
+        const double w0 = w[k], w1 = w[k + 1], w2 = w[k + 2], w3 = w[k + 3];
+        RFF_SIMD
+        for (int i = 0; i < nr; i++)
+            p[i] = (((p[i] + x0[i] * w0) + x1[i] * w1) + x2[i] * w2) + x3[i] * w3;
+    }
+    for (; k < d; k++) {
+        const double *xk = x + (R_xlen_t) k * ldx;
+        const double wk = w[k];
+        RFF_SIMD
+        for (int i = 0; i < nr; i++) p[i] += xk[i] * wk;
+    }
+}
+
+/* Projection and cos/sin chunk by chunk, frequency by frequency. */
+RFF_CLONES
+static void rff_fused_rows(const rff_fmap *map, const double *x, int ldx,
+                           int nrows, double *z, int ldz)
+{
+    const int d = map->d, m = map->m, pair = map->variant == RFF_VARIANT_PAIR;
+    double p[RFF_FUSED_CHUNK];
+    for (int i0 = 0; i0 < nrows; i0 += RFF_FUSED_CHUNK) {
+        const int nr = nrows - i0 < RFF_FUSED_CHUNK ? nrows - i0 : RFF_FUSED_CHUNK;
+        for (int j = 0; j < m; j++) {
+            rff_project(x + i0, ldx, nr, map->omega + (R_xlen_t) j * d, d, p);
+            double *zc = z + (R_xlen_t) j * ldz + i0;
+            if (pair)
+                rff_trig_chunk(p, 0.0, map->scale, zc, zc + (R_xlen_t) m * ldz, nr);
+            else
+                rff_trig_chunk(p, map->phase[j], map->scale, zc, NULL, nr);
+        }
+    }
+}
+
+/* cos/sin in place of the projections that a dgemm left in z. */
+RFF_CLONES
+static void rff_trig_inplace(const rff_fmap *map, int nrows, double *z, int ldz)
+{
+    const int m = map->m, pair = map->variant == RFF_VARIANT_PAIR;
+    double p[RFF_FUSED_CHUNK];
+    for (int j = 0; j < m; j++) {
+        double *zc = z + (R_xlen_t) j * ldz;
+        for (int i0 = 0; i0 < nrows; i0 += RFF_FUSED_CHUNK) {
+            const int nr = nrows - i0 < RFF_FUSED_CHUNK ? nrows - i0 : RFF_FUSED_CHUNK;
+            memcpy(p, zc + i0, (size_t) nr * sizeof(double));
+            if (pair)
+                rff_trig_chunk(p, 0.0, map->scale, zc + i0, zc + (R_xlen_t) m * ldz + i0, nr);
+            else
+                rff_trig_chunk(p, map->phase[j], map->scale, zc + i0, NULL, nr);
+        }
+    }
+}
+
+/* Input dimensions up to this use the fused kernel; wider inputs a dgemm,
+   whose blocking pays once the projection dominates. */
+#define RFF_FUSED_MAX_D 64
+
+void rff_featurize_rows_si(const rff_fmap *map, const double *x, int ldx,
+                           int nrows, double *z, int ldz)
+{
+    if (nrows <= 0) return;
+    int d = map->d, m = map->m;
+    static int maxd = -1;
+    if (maxd < 0) { const char *e = getenv("RFF_FUSED_MAX_D"); maxd = e ? atoi(e) : RFF_FUSED_MAX_D; }
+    if (d <= maxd) {
+        rff_fused_rows(map, x, ldx, nrows, z, ldz);
+        return;
+    }
+    const double one = 1.0, zero = 0.0;
+    F77_CALL(dgemm)("N", "N", &nrows, &m, &d, &one, x, &ldx, map->omega, &d,
+                    &zero, z, &ldz FCONE FCONE);
+    rff_trig_inplace(map, nrows, z, ldz);
+}
+
+/* Asks the kernel to back a large result about to be written with huge pages
+   (Linux, transparent huge pages in "madvise" mode): a 2 MB page fault
+   instead of 512 small ones. Only the advice; nothing else changes. */
+void rff_advise_hugepages(void *p, size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t) 1 << 21;
+    if (bytes < 4 * huge) return;
+    uintptr_t a = ((uintptr_t) p + huge - 1) & ~(huge - 1);
+    uintptr_t e = ((uintptr_t) p + bytes) & ~(huge - 1);
+    if (e > a) madvise((void *) a, e - a, MADV_HUGEPAGE);
+#else
+    (void) p;
+    (void) bytes;
+#endif
+}
