@@ -82,3 +82,7 @@ check_alloc <- function(n, D, arg = "D") {
   }
   invisible(TRUE)
 }
+
+# cos and sin as the featurization kernels compute them (columns cos from the
+# cosine-only loop, then cos and sin from the sine-cosine loop); for tests.
+trig_kernels <- function(x) .Call(C_rff_trig, as.double(x))

@@ -175,3 +175,29 @@ void rff_advise_hugepages(void *p, size_t bytes)
     (void) bytes;
 #endif
 }
+
+RFF_CLONES
+static void rff_trig_apply(const double *x, R_xlen_t n, double *cos1,
+                           double *cos2, double *sin2)
+{
+    for (R_xlen_t i0 = 0; i0 < n; i0 += RFF_FUSED_CHUNK) {
+        int nr = n - i0 < RFF_FUSED_CHUNK ? (int) (n - i0) : RFF_FUSED_CHUNK;
+        rff_trig_chunk(x + i0, 0.0, 1.0, cos1 + i0, NULL, nr);
+        rff_trig_chunk(x + i0, 0.0, 1.0, cos2 + i0, sin2 + i0, nr);
+    }
+}
+
+/* The featurization kernels' cos and sin of x, for the accuracy tests: a
+   matrix with columns cos (cosine-only loop), cos and sin (sine-cosine
+   loop). */
+SEXP rff_trig(SEXP x)
+{
+    if (!Rf_isReal(x)) Rf_error("`x` must be a double vector");
+    R_xlen_t n = XLENGTH(x);
+    if (n > INT_MAX) Rf_error("`x` is too long");
+    SEXP out = PROTECT(Rf_allocMatrix(REALSXP, (int) n, 3));
+    double *o = REAL(out);
+    rff_trig_apply(REAL(x), n, o, o + n, o + 2 * n);
+    UNPROTECT(1);
+    return out;
+}

@@ -8,6 +8,7 @@ static const R_CallMethodDef CallEntries[] = {
     CALLDEF(rff_draw_map, 1),
     CALLDEF(rff_features, 3),
     CALLDEF(rff_kernel, 5),
+    CALLDEF(rff_trig, 1),
     {NULL, NULL, 0}
 };
 

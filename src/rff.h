@@ -125,5 +125,6 @@ static R_INLINE int rff_threads(SEXP threads)
 SEXP rff_draw_map(SEXP spec);
 SEXP rff_features(SEXP x, SEXP map, SEXP threads);
 SEXP rff_kernel(SEXP x, SEXP y, SEXP kernel, SEXP lengthscale, SEXP nu);
+SEXP rff_trig(SEXP x);
 
 #endif

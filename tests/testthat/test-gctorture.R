@@ -11,6 +11,8 @@ torture_calls <- list(
        call = quote({ set.seed(2); rff_map(2, D = 5, variant = "phase") })),
   list(routine = "rff_features",
        call = quote({ set.seed(3); rff_features(torture_x, D = 8, kernel = "laplace") })),
+  list(routine = "rff_trig",
+       call = quote(rff:::trig_kernels(c(-3e6, -1, 0, 2, 1e7)))),
   list(routine = "rff_kernel",
        call = quote(rff_kernel(torture_x, torture_x[1:2, ], kernel = "matern", nu = 1.3)))
 )
