@@ -119,9 +119,9 @@ test_that("fast paths equal the straightforward formula to 1e-12", {
     m <- rff_map(1, D = 40, kernel = "laplace", lengthscale = l, variant = v)
     expect_lt(max(abs(rff_features(x1, map = m) - ref_features(x1, m))), 1e-12)
   }
-  # the fused kernel (narrow input) and the dgemm route (wide input), with
+  # the fused kernel (narrow input) and the dgemm route (d > 512), with
   # row counts that are not multiples of the block size
-  for (d in c(3, 11, 90)) for (v in c("pair", "phase")) {
+  for (d in c(3, 11, 90, 600)) for (v in c("pair", "phase")) {
     x <- matrix(rnorm(530 * d), 530, d)
     m <- rff_map(d, D = 26, variant = v, lengthscale = sqrt(d))
     expect_lt(max(abs(rff_features(x, map = m) - ref_features(x, m))), 1e-12)
