@@ -2,7 +2,7 @@
 R ?= R
 LIB := .build/lib
 
-.PHONY: test demo deps document unit install sanitize valgrind clean
+.PHONY: test demo deps document unit install sanitize valgrind clean bench
 
 test:
 	@bash tools/check.sh
@@ -33,6 +33,12 @@ unit: install
 
 demo: install
 	Rscript -e '.libPaths(c("$(LIB)", .libPaths())); source("tools/demo.R")'
+
+# rff against the plain-R idiom, bases and scikit-learn, under the default
+# BLAS and OpenBLAS; prints the table and writes bench/RESULTS.md
+bench: install
+	@bash bench/setup.sh
+	Rscript bench/bench.R
 
 clean:
 	rm -rf .build rff.Rcheck rff_*.tar.gz src/*.o src/*.so

@@ -23,6 +23,19 @@
 #define RFF_PIO2_3 2.02226624871116645580e-21  /* the rest, rounded */
 #define RFF_ROUND_MAGIC 6755399441055744.0     /* 1.5 * 2^52 */
 
+#define RFF_ONE_OVER_PI 3.18309886183790671538e-01
+/* Taylor coefficients (-1)^k / (2k + 1)! of sin */
+#define RFF_T1 -1.6666666666666666e-01
+#define RFF_T2 8.333333333333333e-03
+#define RFF_T3 -1.984126984126984e-04
+#define RFF_T4 2.7557319223985893e-06
+#define RFF_T5 -2.505210838544172e-08
+#define RFF_T6 1.6059043836821613e-10
+#define RFF_T7 -7.647163731819816e-13
+#define RFF_T8 2.8114572543455206e-15
+#define RFF_T9 -8.22063524662433e-18
+#define RFF_T10 1.9572941063391263e-20
+
 /* fdlibm's __kernel_sin and __kernel_cos coefficients */
 #define RFF_S1 -1.66666666666666324348e-01
 #define RFF_S2 8.33333333332248946124e-03
@@ -93,15 +106,21 @@ RFF_INLINE int rff_trig_fast_ok(double x)
     double hi = RFF_RINT(((q) - 0.5) * 0.5);                 \
     double odd = (q) - 2.0 * hi;
 
+/* Cosine alone with one polynomial: x = h pi/2 + r with h = 2n + 1 odd and
+   |r| <= pi/2, so cos x = (-1)^(n+1) sin r; sin r by its Taylor series to
+   r^21 (the first term left out is below 2e-18 on [-pi/2, pi/2]). */
 RFF_INLINE double rff_cos_fast(double x)
 {
-    double q;
-    double r = rff_trig_reduce(x, &q);
-    double s = rff_sin_poly(r), c = rff_cos_poly(r);
-    RFF_QUADRANT_BITS(q, odd, hi)
-    /* cos x = c, -s, -c, s in quadrants 0..3 */
-    double neg = odd + hi - 2.0 * odd * hi;
-    return (1.0 - 2.0 * neg) * (odd * s + (1.0 - odd) * c);
+    double n = RFF_RINT(x * RFF_ONE_OVER_PI - 0.5);
+    double h = 2.0 * n + 1.0;
+    double r = ((x - h * RFF_PIO2_1) - h * RFF_PIO2_2) - h * RFF_PIO2_3;
+    double z = r * r;
+    double p = RFF_T1 + z * (RFF_T2 + z * (RFF_T3 + z * (RFF_T4 + z * (RFF_T5 +
+               z * (RFF_T6 + z * (RFF_T7 + z * (RFF_T8 + z * (RFF_T9 + z * RFF_T10))))))));
+    double sr = r + r * z * p;
+    /* n mod 2 = n - 2 floor(n / 2), floor(n / 2) = round((n - 0.5) / 2) */
+    double nodd = n - 2.0 * RFF_RINT((n - 0.5) * 0.5);
+    return (2.0 * nodd - 1.0) * sr;
 }
 
 RFF_INLINE double rff_sin_fast(double x)
