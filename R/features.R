@@ -10,7 +10,12 @@
 #' columns `D/2+1..D` are sqrt(2/D) sin(omega_j'x); for `"phase"`, column j
 #' is sqrt(2/D) cos(omega_j'x + b_j). Rows are computed in blocks in C,
 #' shared among `threads` OpenMP threads; results do not depend on the number
-#' of threads.
+#' of threads. For inputs of up to 512 columns, projection and cos/sin are
+#' computed together in one vectorized pass over each block (vectorized
+#' cos/sin within a few units in the last place of the C library's, which
+#' takes over for arguments beyond 1e6 in absolute value); wider inputs
+#' project with the BLAS `dgemm` first. See the package README for how the
+#' BLAS in use affects speed.
 #'
 #' @inheritParams rff_map
 #' @param x A numeric matrix, a data frame of numeric columns, or a numeric
