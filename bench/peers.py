@@ -27,7 +27,8 @@ def blas_name():
     # threadpoolctl does not know the reference BLAS: name the loaded library
     try:
         libs = sorted({line.split()[-1] for line in open("/proc/self/maps")
-                       if "blas" in line.split()[-1].lower()})
+                       if line.split()[-1].split("/")[-1].startswith("lib")
+                       and "blas" in line.split()[-1].split("/")[-1].lower()})
         if libs:
             return "reference BLAS (%s)" % " ".join(libs) if not any(
                 "openblas" in l for l in libs) else "OpenBLAS (%s)" % " ".join(libs)

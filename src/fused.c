@@ -1,11 +1,12 @@
 /* Featurization kernels of the shift-invariant maps ("pair", "phase").
 
-   The fused kernel computes projection, phase and cos/sin of a row block in
-   one pass, vectorized over rows: each feature value goes from registers to
-   z once, and the block of x it reads stays in cache. For wide inputs the
-   projection is a dgemm into z and the trigonometric pass runs in place. The
-   cos/sin are the straight-line versions of trig.h; arguments outside their
-   exact range are recomputed with libm afterwards (rff_trig_fixup). */
+   The fused kernel computes projection, phase and cos/sin of a chunk of rows
+   in one pass, vectorized over rows: projections of four frequencies go to a
+   buffer in L1, cos/sin from there to z, which is written once, and the
+   chunk of x stays in cache. For wide inputs the projection is a dgemm into
+   z and the trigonometric pass runs in place. The cos/sin are the
+   straight-line versions of trig.h; arguments outside their exact range are
+   recomputed with libm (rff_trig_chunk). */
 #include "rff.h"
 #include "trig.h"
 #if defined(__linux__)
@@ -33,8 +34,8 @@
 #define RFF_SIMD_MAX(var)
 #endif
 
-/* Rows per pass: the projections of one chunk and one frequency stay in L1
-   between the projection and the trigonometric loop. */
+/* Rows per pass at most: the projections of one chunk for four frequencies
+   stay in L1 between the projection and the trigonometric loop. */
 #define RFF_FUSED_CHUNK 256
 #define RFF_FUSED_X_BYTES (512 * 1024)
 
@@ -44,7 +45,7 @@
    frequencies), the entries beyond it are redone with libm. Infinite and NaN
    arguments give NaN either way. */
 RFF_INLINE void rff_trig_chunk(const double *restrict p, double b, double s,
-                                  double *restrict zc, double *restrict zs, int nr)
+                               double *restrict zc, double *restrict zs, int nr)
 {
     double amax = 0.0;
     if (zs) {
