@@ -94,7 +94,7 @@ SEXP rff_features(SEXP x, SEXP map, SEXP threads_)
     if (Rf_ncols(x) != fm.d)
         Rf_error("`x` has %d columns but the map expects %d", Rf_ncols(x), fm.d);
     SEXP z = PROTECT(Rf_allocMatrix(REALSXP, n, fm.D));
-    rff_advise_hugepages(REAL(z), (size_t) n * fm.D * sizeof(double));
+    rff_prepare_result(REAL(z), (size_t) n * fm.D * sizeof(double), threads);
     if (n > 0) rff_featurize(&fm, REAL(x), n, REAL(z), n, threads);
     UNPROTECT(1);
     return z;

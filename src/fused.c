@@ -226,7 +226,7 @@ void rff_featurize_rows_si(const rff_fmap *map, const double *x, int ldx,
 /* Asks the kernel to back a large result about to be written with huge pages
    (Linux, transparent huge pages in "madvise" mode): a 2 MB page fault
    instead of 512 small ones. Only the advice; nothing else changes. */
-void rff_advise_hugepages(void *p, size_t bytes)
+static void rff_advise_hugepages(void *p, size_t bytes)
 {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     const uintptr_t huge = (uintptr_t) 1 << 21;
@@ -238,6 +238,28 @@ void rff_advise_hugepages(void *p, size_t bytes)
     (void) p;
     (void) bytes;
 #endif
+}
+
+/* Makes a freshly allocated result of `bytes` bytes ready to be written:
+   advises huge pages, then touches every page so the kernel maps and zeroes
+   it here, in batches among the threads with an interrupt check between
+   them, rather than inside the featurization, where a column-major block of
+   rows reaches every page of the result at once. The contents are
+   unspecified afterwards (the featurization writes every entry). */
+void rff_prepare_result(double *z, size_t bytes, int threads)
+{
+    rff_advise_hugepages(z, bytes);
+    const size_t page = 4096, step = page / sizeof(double);
+    const R_xlen_t npages = (R_xlen_t) (bytes / page);
+    const R_xlen_t batch = 16384;  /* 64 MB between interrupt checks */
+    for (R_xlen_t p0 = 0; p0 < npages; p0 += batch) {
+        R_xlen_t p1 = p0 + batch < npages ? p0 + batch : npages;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static)
+#endif
+        for (R_xlen_t q = p0; q < p1; q++) z[(size_t) q * step] = 0.0;
+        R_CheckUserInterrupt();
+    }
 }
 
 RFF_CLONES

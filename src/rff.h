@@ -74,7 +74,7 @@ void rff_featurize_rows(const rff_fmap *map, const double *x, int ldx,
 /* the shift-invariant ("pair", "phase") kernels, in fused.c */
 void rff_featurize_rows_si(const rff_fmap *map, const double *x, int ldx,
                            int nrows, double *z, int ldz);
-void rff_advise_hugepages(void *p, size_t bytes);
+void rff_prepare_result(double *z, size_t bytes, int threads);
 void rff_featurize(const rff_fmap *map, const double *x, int n, double *z,
                    int ldz, int threads);
 
