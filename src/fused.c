@@ -252,6 +252,9 @@ void rff_prepare_result(double *z, size_t bytes, int threads)
     const size_t page = 4096, step = page / sizeof(double);
     const R_xlen_t npages = (R_xlen_t) (bytes / page);
     const R_xlen_t batch = 16384;  /* 64 MB between interrupt checks */
+#ifndef _OPENMP
+    (void) threads;
+#endif
     for (R_xlen_t p0 = 0; p0 < npages; p0 += batch) {
         R_xlen_t p1 = p0 + batch < npages ? p0 + batch : npages;
 #ifdef _OPENMP
