@@ -2,7 +2,7 @@
 R ?= R
 LIB := .build/lib
 
-.PHONY: test demo deps document unit install sanitize valgrind bigsize clean
+.PHONY: test demo deps document unit install sanitize valgrind bigsize bench clean
 
 test:
 	@bash tools/check.sh
@@ -37,6 +37,12 @@ unit: install
 
 demo: install
 	R_LIBS=$(LIB) Rscript tools/demo.R $(or $(OUT),rff-demo)
+
+# rff against the plain-R idiom, bases and scikit-learn, under the default
+# BLAS and OpenBLAS; prints the table and writes bench/RESULTS.md
+bench: install
+	@bash bench/setup.sh
+	Rscript bench/bench.R
 
 clean:
 	rm -rf .build rff.Rcheck rff_*.tar.gz src/*.o src/*.so

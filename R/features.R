@@ -11,7 +11,12 @@
 #' is sqrt(2/D) cos(omega_j'x + b_j). For the arc-cosine kernel, see
 #' [rff_arccos]. Rows are computed in blocks in C,
 #' shared among `threads` OpenMP threads; results do not depend on the number
-#' of threads.
+#' of threads. For inputs of up to 512 columns, projection and cos/sin are
+#' computed together in one vectorized pass over each block (vectorized
+#' cos/sin within a few units in the last place of the C library's, which
+#' takes over for arguments beyond 1e6 in absolute value); wider inputs
+#' project with the BLAS `dgemm` first. See the package README for how the
+#' BLAS in use affects speed.
 #'
 #' @inheritParams rff_map
 #' @param x A numeric matrix, a data frame of numeric columns, or a numeric
@@ -103,3 +108,7 @@ physical_memory_gb <- function() {
   }
   cores_cache$mem_gb
 }
+
+# cos and sin as the featurization kernels compute them (columns cos from the
+# cosine-only loop, then cos and sin from the sine-cosine loop); for tests.
+trig_kernels <- function(x) .Call(C_rff_trig, as.double(x))

@@ -111,35 +111,20 @@ static void arccos_features(const rff_fmap *map, int nrows, double *z, int ldz)
 }
 
 /* Features of nrows rows of x (leading dimension ldx) into z (leading
-   dimension ldz): the projection x omega by dgemm, then cos/sin in place. */
+   dimension ldz). The shift-invariant maps use the fused kernels of fused.c. */
 void rff_featurize_rows(const rff_fmap *map, const double *x, int ldx,
                         int nrows, double *z, int ldz)
 {
     if (nrows <= 0) return;
-    const double one = 1.0, zero = 0.0;
-    int d = map->d, m = map->m;
-    F77_CALL(dgemm)("N", "N", &nrows, &m, &d, &one, x, &ldx, map->omega, &d,
-                    &zero, z, &ldz FCONE FCONE);
-    const double s = map->scale;
     if (map->features == RFF_FEATURES_ARCCOS) {
+        const double one = 1.0, zero = 0.0;
+        int d = map->d, m = map->m;
+        F77_CALL(dgemm)("N", "N", &nrows, &m, &d, &one, x, &ldx, map->omega, &d,
+                        &zero, z, &ldz FCONE FCONE);
         arccos_features(map, nrows, z, ldz);
-    } else if (map->variant == RFF_VARIANT_PAIR) {
-        for (int j = 0; j < m; j++) {
-            double *zc = z + (R_xlen_t) j * ldz;
-            double *zs = z + (R_xlen_t) (j + m) * ldz;
-            for (int i = 0; i < nrows; i++) {
-                double p = zc[i];
-                zc[i] = s * cos(p);
-                zs[i] = s * sin(p);
-            }
-        }
-    } else {
-        for (int j = 0; j < m; j++) {
-            double *zc = z + (R_xlen_t) j * ldz;
-            double b = map->phase[j];
-            for (int i = 0; i < nrows; i++) zc[i] = s * cos(zc[i] + b);
-        }
+        return;
     }
+    rff_featurize_rows_si(map, x, ldx, nrows, z, ldz);
 }
 
 /* All n rows of x (n x d, column-major) into z (n x D, leading dimension
@@ -179,6 +164,7 @@ SEXP rff_features(SEXP x, SEXP map, SEXP threads_)
     if (Rf_ncols(x) != fm.d)
         Rf_error("`x` has %d columns but the map expects %d", Rf_ncols(x), fm.d);
     SEXP z = PROTECT(Rf_allocMatrix(REALSXP, n, fm.D));
+    rff_prepare_result(REAL(z), (size_t) n * fm.D * sizeof(double), threads);
     if (n > 0) rff_featurize(&fm, REAL(x), n, REAL(z), n, threads);
     UNPROTECT(1);
     return z;

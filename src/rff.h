@@ -113,6 +113,10 @@ void rff_fmap_from_spec(const rff_spec *spec, const double *omega,
                         const double *phase, rff_fmap *out);
 void rff_featurize_rows(const rff_fmap *map, const double *x, int ldx,
                         int nrows, double *z, int ldz);
+/* the shift-invariant ("pair", "phase") kernels, in fused.c */
+void rff_featurize_rows_si(const rff_fmap *map, const double *x, int ldx,
+                           int nrows, double *z, int ldz);
+void rff_prepare_result(double *z, size_t bytes, int threads);
 void rff_featurize(const rff_fmap *map, const double *x, int n, double *z,
                    int ldz, int threads);
 
@@ -172,5 +176,6 @@ SEXP rff_ridge_predict(SEXP x, SEXP map, SEXP beta, SEXP chunk_size,
                        SEXP threads);
 SEXP rff_ridge_chol(SEXP A, SEXP B, SEXP nl);
 SEXP rff_ridge_eigen(SEXP A);
+SEXP rff_trig(SEXP x);
 
 #endif

@@ -90,3 +90,40 @@ test_that("THEORY.md's worked example: D * Var at delta = 1 (Gaussian)", {
   expect_equal(20 * ref_variance(1, 20, "phase"), 0.69979, tolerance = 1e-5)
   expect_equal(20 * ref_variance(1, 20, "pair"), 0.39958, tolerance = 1e-5)
 })
+
+test_that("the kernels' vectorized cos and sin agree with libm to 1e-12", {
+  set.seed(6)
+  x <- c(seq(-10, 10, length.out = 20001), (-400:400) * pi / 4,
+         rnorm(2e4, sd = 1e3), rcauchy(2e4), rcauchy(2e4, scale = 1e5),
+         # around the end of the fast range (1e6), where libm takes over
+         1e6 + c(-1, -1e-6, 0, 1e-6, 1), -1e6 + c(-1, 0, 1),
+         1e9, -3e12, 2^52, 1e300, -1e300, 0, -0, 5e-324, 1e-300)
+  got <- trig_kernels(x)
+  expect_lt(max(abs(got[, 1] - cos(x))), 1e-12)
+  expect_lt(max(abs(got[, 2] - cos(x))), 1e-12)
+  expect_lt(max(abs(got[, 3] - sin(x))), 1e-12)
+  # relative accuracy near zeros of sin, where absolute error would hide it
+  t <- seq(-1e-3, 1e-3, length.out = 1001)
+  expect_lt(max(abs(trig_kernels(t)[, 3] - sin(t)) / pmax(abs(sin(t)), 1e-300)), 1e-14)
+  # non-finite arguments give NaN as libm does
+  expect_true(all(is.nan(trig_kernels(c(Inf, -Inf, NaN)))))
+})
+
+test_that("fast paths equal the straightforward formula to 1e-12", {
+  set.seed(7)
+  # d = 1: the projection is one product, the same in both computations, so
+  # any difference is the trigonometric kernels'. Laplace frequencies with a
+  # tiny lengthscale put most arguments beyond the fast range (libm there).
+  x1 <- matrix(rnorm(600), 600, 1)
+  for (v in c("pair", "phase")) for (l in c(1, 1e-7)) {
+    m <- rff_map(1, D = 40, kernel = "laplace", lengthscale = l, variant = v)
+    expect_lt(max(abs(rff_features(x1, map = m) - ref_features(x1, m))), 1e-12)
+  }
+  # the fused kernel (narrow input) and the dgemm route (d > 512), with
+  # row counts that are not multiples of the block size
+  for (d in c(3, 11, 90, 600)) for (v in c("pair", "phase")) {
+    x <- matrix(rnorm(530 * d), 530, d)
+    m <- rff_map(d, D = 26, variant = v, lengthscale = sqrt(d))
+    expect_lt(max(abs(rff_features(x, map = m) - ref_features(x, m))), 1e-12)
+  }
+})
