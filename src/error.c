@@ -48,16 +48,6 @@ static double sym_spectral_norm(sym_norm_ws *ws, const double *src)
     return lo > hi ? lo : hi;
 }
 
-/* A fixed map is told from a spec by its frequencies. */
-static int list_has(SEXP list, const char *name)
-{
-    SEXP names = Rf_getAttrib(list, R_NamesSymbol);
-    if (TYPEOF(list) != VECSXP || !Rf_isString(names)) return 0;
-    for (R_xlen_t i = 0; i < XLENGTH(list); i++)
-        if (strcmp(CHAR(STRING_ELT(names, i)), name) == 0) return 1;
-    return 0;
-}
-
 /* Per-replicate errors of Z_x Z_y' against the exact kernel K (n x m).
    x: n x d; y: m x d, or NULL for y = x (then the estimate is symmetric and
    the relative spectral-norm error can be computed). source: an rff_map
@@ -88,7 +78,8 @@ SEXP rff_kernel_error(SEXP x, SEXP y, SEXP K, SEXP source, SEXP reps_,
 
     rff_fmap fm;
     rff_spec spec;
-    int fixed = list_has(source, "omega");
+    /* a fixed map is told from a spec by its frequencies */
+    int fixed = rff_list_elt_opt(source, "omega") != R_NilValue;
     if (fixed) {
         if (reps != 1) Rf_error("`reps` must be 1 with a fixed map");
         rff_fmap_from_list(source, &fm);
@@ -179,13 +170,10 @@ SEXP rff_kernel_error(SEXP x, SEXP y, SEXP K, SEXP source, SEXP reps_,
         R_CheckUserInterrupt();
     }
 
-    SEXP out = PROTECT(Rf_allocVector(VECSXP, 2)); nprotect++;
+    const char *nms[] = {"errors", "estimate", ""};
+    SEXP out = PROTECT(Rf_mkNamed(VECSXP, nms)); nprotect++;
     SET_VECTOR_ELT(out, 0, errors);
     SET_VECTOR_ELT(out, 1, estimate);
-    SEXP names = PROTECT(Rf_allocVector(STRSXP, 2)); nprotect++;
-    SET_STRING_ELT(names, 0, Rf_mkChar("errors"));
-    SET_STRING_ELT(names, 1, Rf_mkChar("estimate"));
-    Rf_setAttrib(out, R_NamesSymbol, names);
     UNPROTECT(nprotect);
     return out;
 }

@@ -139,16 +139,13 @@ SEXP rff_ridge_stats(SEXP x, SEXP y, SEXP yshift, SEXP map, SEXP rows,
         for (int i = j + 1; i < D; i++)
             pztz[i + (R_xlen_t) j * D] = pztz[j + (R_xlen_t) i * D];
 
-    const char *nms[] = {"ZtZ", "Zty", "zsum", "ysum", "yty"};
-    SEXP out = PROTECT(Rf_allocVector(VECSXP, 5)); nprotect++;
-    SEXP names = PROTECT(Rf_allocVector(STRSXP, 5)); nprotect++;
+    const char *nms[] = {"ZtZ", "Zty", "zsum", "ysum", "yty", ""};
+    SEXP out = PROTECT(Rf_mkNamed(VECSXP, nms)); nprotect++;
     SET_VECTOR_ELT(out, 0, ztz);
     SET_VECTOR_ELT(out, 1, zty);
     SET_VECTOR_ELT(out, 2, zsum);
     SET_VECTOR_ELT(out, 3, ysum);
     SET_VECTOR_ELT(out, 4, yty);
-    for (int i = 0; i < 5; i++) SET_STRING_ELT(names, i, Rf_mkChar(nms[i]));
-    Rf_setAttrib(out, R_NamesSymbol, names);
     UNPROTECT(nprotect);
     return out;
 }
@@ -214,15 +211,11 @@ SEXP rff_ridge_chol(SEXP A, SEXP B, SEXP nl_)
                 }
         }
     }
-    SEXP out = PROTECT(Rf_allocVector(VECSXP, 3)); nprotect++;
-    SEXP names = PROTECT(Rf_allocVector(STRSXP, 3)); nprotect++;
+    const char *nms[] = {"coefficients", "trace_inv", "info", ""};
+    SEXP out = PROTECT(Rf_mkNamed(VECSXP, nms)); nprotect++;
     SET_VECTOR_ELT(out, 0, beta);
     SET_VECTOR_ELT(out, 1, Rf_ScalarReal(trinv));
     SET_VECTOR_ELT(out, 2, Rf_ScalarInteger(info));
-    SET_STRING_ELT(names, 0, Rf_mkChar("coefficients"));
-    SET_STRING_ELT(names, 1, Rf_mkChar("trace_inv"));
-    SET_STRING_ELT(names, 2, Rf_mkChar("info"));
-    Rf_setAttrib(out, R_NamesSymbol, names);
     UNPROTECT(nprotect);
     return out;
 }
@@ -254,13 +247,10 @@ SEXP rff_ridge_eigen(SEXP A)
                      REAL(values), REAL(vectors), &D, isuppz, work, &lwork,
                      iwork, &liwork, &info FCONE FCONE FCONE);
     if (info != 0) Rf_error("the eigendecomposition failed (dsyevr info = %d)", info);
-    SEXP out = PROTECT(Rf_allocVector(VECSXP, 2)); nprotect++;
-    SEXP names = PROTECT(Rf_allocVector(STRSXP, 2)); nprotect++;
+    const char *nms[] = {"values", "vectors", ""};
+    SEXP out = PROTECT(Rf_mkNamed(VECSXP, nms)); nprotect++;
     SET_VECTOR_ELT(out, 0, values);
     SET_VECTOR_ELT(out, 1, vectors);
-    SET_STRING_ELT(names, 0, Rf_mkChar("values"));
-    SET_STRING_ELT(names, 1, Rf_mkChar("vectors"));
-    Rf_setAttrib(out, R_NamesSymbol, names);
     UNPROTECT(nprotect);
     return out;
 }

@@ -215,13 +215,10 @@ SEXP rff_draw_map(SEXP spec_)
                   spec.variant == RFF_VARIANT_PHASE ? REAL(phase) : NULL);
     PutRNGstate();
 
-    SEXP out = PROTECT(Rf_allocVector(VECSXP, 2)); nprotect++;
+    const char *nms[] = {"omega", "phase", ""};
+    SEXP out = PROTECT(Rf_mkNamed(VECSXP, nms)); nprotect++;
     SET_VECTOR_ELT(out, 0, omega);
     SET_VECTOR_ELT(out, 1, phase);
-    SEXP names = PROTECT(Rf_allocVector(STRSXP, 2)); nprotect++;
-    SET_STRING_ELT(names, 0, Rf_mkChar("omega"));
-    SET_STRING_ELT(names, 1, Rf_mkChar("phase"));
-    Rf_setAttrib(out, R_NamesSymbol, names);
     UNPROTECT(nprotect);
     return out;
 }
