@@ -134,9 +134,12 @@ void rff_featurize(const rff_fmap *map, const double *x, int n, double *z,
                    int ldz, int threads)
 {
     R_xlen_t nblocks = ((R_xlen_t) n + RFF_BLOCK_ROWS - 1) / RFF_BLOCK_ROWS;
-    /* between batches the main thread checks for an interrupt; a single
+    /* between batches the main thread checks for an interrupt: a batch is
+       about 2^22 features per thread (a few ms), whatever D is; a single
        block runs on the calling thread (starting a team costs more) */
-    const R_xlen_t batch = 64 * (R_xlen_t) (threads > 0 ? threads : 1);
+    R_xlen_t per_thread = ((R_xlen_t) 1 << 22) / ((R_xlen_t) RFF_BLOCK_ROWS * map->D);
+    if (per_thread < 1) per_thread = 1;
+    const R_xlen_t batch = per_thread * (R_xlen_t) (threads > 0 ? threads : 1);
     for (R_xlen_t b0 = 0; b0 < nblocks; b0 += batch) {
         R_xlen_t b1 = b0 + batch < nblocks ? b0 + batch : nblocks;
         /* no more threads than blocks: idle threads only cost a wake-up */
