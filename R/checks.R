@@ -52,6 +52,14 @@ show_value <- function(x) {
   format(x)
 }
 
+# Errors naming the first of `args` that the caller did not supply.
+check_required <- function(args, env = parent.frame()) {
+  for (a in args) {
+    if (eval(call("missing", as.name(a)), env)) rff_abort(a, sprintf("`%s` is required", a))
+  }
+  invisible(TRUE)
+}
+
 is_number <- function(x) {
   (is.double(x) || is.integer(x)) && !is.object(x)
 }

@@ -60,8 +60,8 @@ rff_cv <- function(x, y, folds = 10, lambda = NULL, lengthscale = 1, map = NULL,
                    progress = interactive(), ...) {
   cl <- match.call()
   cl[[1L]] <- as.name("rff_cv")
+  check_required(c("x", "y"))
   x <- check_x(x)
-  if (missing(y)) rff_abort("y", "`y` is required")
   y <- check_y(y, nrow(x))
   n <- nrow(x)
   lambda <- check_lambda(lambda)

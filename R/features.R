@@ -49,6 +49,7 @@
 rff_features <- function(x, D = 500, kernel = "gaussian", lengthscale = 1,
                          nu = 1.5, order = 1, variant = "pair", sampler = "iid",
                          map = NULL, threads = NULL) {
+  check_required("x")
   x <- check_x(x)
   threads <- check_threads(threads)
   if (is.null(map)) {

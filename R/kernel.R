@@ -29,6 +29,7 @@
 #' @export
 rff_kernel <- function(x, y = NULL, kernel = "gaussian", lengthscale = 1,
                        nu = 1.5, order = 1, map = NULL) {
+  check_required("x")
   x <- check_x(x)
   y <- if (is.null(y)) x else check_x(y, "y")
   if (!is.null(map)) {

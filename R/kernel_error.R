@@ -77,6 +77,7 @@ rff_kernel_error <- function(x, y = NULL, map = NULL, D = 500,
                              kernel = "gaussian", lengthscale = 1, nu = 1.5, order = 1,
                              variant = "pair", sampler = "iid", reps = 1,
                              keep = FALSE, threads = NULL) {
+  check_required("x")
   x <- check_x(x)
   symmetric <- is.null(y)
   if (!symmetric) {

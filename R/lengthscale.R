@@ -26,6 +26,7 @@
 #' attr(Z, "rff_map")$lengthscale
 #' @export
 rff_median_lengthscale <- function(x, max_rows = 2000) {
+  check_required("x")
   x <- check_x(x)
   max_rows <- check_count(max_rows, "max_rows", lo = 2, hi = 1e5)
   median_lengthscale(x, max_rows)

@@ -70,6 +70,7 @@
 #' @export
 rff_map <- function(d, D = 500, kernel = "gaussian", lengthscale = 1, nu = 1.5,
                     order = 1, variant = c("pair", "phase"), sampler = "iid") {
+  check_required("d")
   draw_map(map_spec(d, D = D, kernel = kernel, lengthscale = lengthscale,
                     nu = nu, order = order, variant = variant, sampler = sampler))
 }

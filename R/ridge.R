@@ -117,8 +117,8 @@ rff_ridge.default <- function(x, y, lambda = NULL, map = NULL, intercept = TRUE,
                               progress = interactive(), ...) {
   cl <- match.call()
   cl[[1L]] <- as.name("rff_ridge")
+  check_required(c("x", "y"))
   x <- check_x(x)
-  if (missing(y)) rff_abort("y", "`y` is required")
   y <- check_y(y, nrow(x))
   lambda <- check_lambda(lambda)
   intercept <- check_flag(intercept, "intercept")

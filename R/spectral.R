@@ -52,6 +52,7 @@
 #' max(abs(tcrossprod(Z) - rff_kernel(x, kernel = sinc)))
 #' @export
 rff_spectral <- function(sample, kappa, name = "user-defined") {
+  check_required(c("sample", "kappa"))
   if (!is.function(sample)) {
     rff_abort("sample", sprintf("`sample` must be a function(m, d), got %s", show_value(sample)))
   }

@@ -64,9 +64,9 @@
 #' @export
 rff_stats <- function(x, y, map, intercept = TRUE, chunk_size = NULL,
                       threads = NULL, progress = FALSE) {
+  check_required(c("x", "y", "map"))
   x <- check_x(x)
   y <- check_y(y, nrow(x))
-  if (missing(map)) rff_abort("map", "`map` is required: every block must use the same map")
   check_map(map)
   check_x_matches_map(x, map)
   intercept <- check_flag(intercept, "intercept")

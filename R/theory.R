@@ -33,7 +33,7 @@
 #' @export
 rff_variance <- function(delta, D, kernel = "gaussian", lengthscale = 1,
                          nu = 1.5, variant = c("pair", "phase")) {
-  if (missing(D)) rff_abort("D", "`D` (the number of features) must be given")
+  check_required(c("delta", "D"))
   delta <- check_x(delta, "delta")
   variant <- check_variant(variant)
   D <- check_feature_counts(D, variant)
@@ -79,8 +79,7 @@ rff_variance <- function(delta, D, kernel = "gaussian", lengthscale = 1,
 #' ceiling(4 * log(2 / 0.01) / 0.05^2)
 #' @export
 rff_tail_bound <- function(D, eps, variant = c("pair", "phase")) {
-  if (missing(D)) rff_abort("D", "`D` (the number of features) must be given")
-  if (missing(eps)) rff_abort("eps", "`eps` (the error level) must be given")
+  check_required(c("D", "eps"))
   variant <- check_variant(variant)
   D <- check_feature_counts(D, variant)
   if (!is_number(eps) || length(eps) == 0L || anyNA(eps) ||
