@@ -14,27 +14,28 @@ int rff_variant_code(SEXP variant)
     return -1; /* not reached */
 }
 
-SEXP rff_list_elt(SEXP list, const char *name)
+/* Position of the element called name in a named list, or -1. */
+static R_xlen_t list_index(SEXP list, const char *name)
 {
     SEXP names = Rf_getAttrib(list, R_NamesSymbol);
-    if (TYPEOF(list) != VECSXP || !Rf_isString(names))
-        Rf_error("expected a named list with element \"%s\"", name);
+    if (TYPEOF(list) != VECSXP || !Rf_isString(names)) return -1;
     for (R_xlen_t i = 0; i < XLENGTH(list); i++)
-        if (strcmp(CHAR(STRING_ELT(names, i)), name) == 0)
-            return VECTOR_ELT(list, i);
-    Rf_error("the list has no element \"%s\"", name);
-    return R_NilValue; /* not reached */
+        if (strcmp(CHAR(STRING_ELT(names, i)), name) == 0) return i;
+    return -1;
+}
+
+SEXP rff_list_elt(SEXP list, const char *name)
+{
+    R_xlen_t i = list_index(list, name);
+    if (i < 0) Rf_error("expected a named list with element \"%s\"", name);
+    return VECTOR_ELT(list, i);
 }
 
 /* The element called name, or R_NilValue when the list has none. */
 SEXP rff_list_elt_opt(SEXP list, const char *name)
 {
-    SEXP names = Rf_getAttrib(list, R_NamesSymbol);
-    if (TYPEOF(list) != VECSXP || !Rf_isString(names)) return R_NilValue;
-    for (R_xlen_t i = 0; i < XLENGTH(list); i++)
-        if (strcmp(CHAR(STRING_ELT(names, i)), name) == 0)
-            return VECTOR_ELT(list, i);
-    return R_NilValue;
+    R_xlen_t i = list_index(list, name);
+    return i < 0 ? R_NilValue : VECTOR_ELT(list, i);
 }
 
 /* Reads and re-checks an "rff_map" list; pointers stay valid while map is

@@ -134,14 +134,8 @@ static SEXP exact_kernel(SEXP x, SEXP y, const rff_kernel_def *k,
     int n = Rf_nrows(x), m = Rf_nrows(y), d = Rf_ncols(x);
     if (Rf_ncols(y) != d) Rf_error("`x` and `y` must have the same number of columns");
     if (d < 1) Rf_error("`x` must have at least one column");
-    if (!Rf_isReal(lengthscale) ||
-        (XLENGTH(lengthscale) != 1 && XLENGTH(lengthscale) != d))
-        Rf_error("`lengthscale` must be a double of length 1 or d");
+    const double *ls = rff_check_lengthscale(lengthscale, d);
     R_xlen_t nls = XLENGTH(lengthscale);
-    const double *ls = REAL(lengthscale);
-    for (R_xlen_t i = 0; i < nls; i++)
-        if (!(R_FINITE(ls[i]) && ls[i] > 0))
-            Rf_error("`lengthscale` must be positive and finite");
 
     SEXP out = PROTECT(Rf_allocMatrix(REALSXP, n, m));
     const double *px = REAL(x), *py = REAL(y);

@@ -150,6 +150,18 @@ static R_INLINE void rff_check_real_matrix(SEXP x, const char *what)
         Rf_error("`%s` must be a double matrix", what);
 }
 
+/* A lengthscale of length 1 or d, positive and finite. */
+static R_INLINE const double *rff_check_lengthscale(SEXP ls, int d)
+{
+    if (!Rf_isReal(ls) || (XLENGTH(ls) != 1 && XLENGTH(ls) != d))
+        Rf_error("`lengthscale` must be a double of length 1 or d");
+    const double *l = REAL(ls);
+    for (R_xlen_t i = 0; i < XLENGTH(ls); i++)
+        if (!(R_FINITE(l[i]) && l[i] > 0))
+            Rf_error("`lengthscale` must be positive and finite");
+    return l;
+}
+
 static R_INLINE int rff_threads(SEXP threads)
 {
     int nth = rff_as_int(threads, "threads", 1);

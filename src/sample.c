@@ -109,13 +109,8 @@ void rff_spec_from_list(SEXP spec, rff_spec *out)
         Rf_error("`D` must be even for variant \"pair\"");
     out->m = out->variant == RFF_VARIANT_PAIR ? out->D / 2 : out->D;
     SEXP ls = rff_list_elt(spec, "lengthscale");
-    if (!Rf_isReal(ls) || (XLENGTH(ls) != 1 && XLENGTH(ls) != out->d))
-        Rf_error("`lengthscale` must be a double of length 1 or d");
-    out->lengthscale = REAL(ls);
+    out->lengthscale = rff_check_lengthscale(ls, out->d);
     out->n_ls = XLENGTH(ls);
-    for (R_xlen_t i = 0; i < out->n_ls; i++)
-        if (!(R_FINITE(out->lengthscale[i]) && out->lengthscale[i] > 0))
-            Rf_error("`lengthscale` must be positive and finite");
     if ((double) out->d * out->m > INT_MAX)
         Rf_error("`D` is too large for `d` = %d", out->d);
     /* optional fields, so that parameter lists written before they existed
