@@ -197,7 +197,7 @@ error_means <- function(object, fun = mean) {
 study_label <- function(object) {
   st <- attr(object, "settings")
   if (is.null(st)) return("")
-  sprintf("%s kernel, %d x %d points in %d dimension%s", kernel_label(st$kernel, st$nu),
+  sprintf("%s kernel, %d x %d points in %d dimension%s", kernel_label(st),
           st$n, st$m, st$d, if (st$d == 1L) "" else "s")
 }
 

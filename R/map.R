@@ -108,10 +108,12 @@ draw_map <- function(spec) {
   structure(c(draws, spec), class = "rff_map")
 }
 
-kernel_label <- function(kernel, nu, order = NULL) {
+# "Matern (nu = 1.5)", "Arc-cosine (order 1)", ... from a map or a spec.
+kernel_label <- function(spec) {
+  kernel <- spec$kernel
   if (inherits(kernel, "rff_spectral")) return(sprintf("%s (rff_spectral)", kernel$name))
-  if (kernel == "matern") return(sprintf("Matern (nu = %s)", format(nu)))
-  if (kernel == "arccos") return(sprintf("Arc-cosine (order %s)", format(order)))
+  if (kernel == "matern") return(sprintf("Matern (nu = %s)", format(spec$nu)))
+  if (kernel == "arccos") return(sprintf("Arc-cosine (order %s)", format(spec$order)))
   paste0(toupper(substring(kernel, 1, 1)), substring(kernel, 2))
 }
 
@@ -123,7 +125,7 @@ print.rff_map <- function(x, ...) {
             format(min(ls), digits = 4), format(max(ls), digits = 4))
   cat(sprintf("<rff_map> %d random Fourier features of %d input column%s\n",
               x$D, x$d, if (x$d == 1L) "" else "s"))
-  cat(sprintf("  kernel:      %s\n", kernel_label(x$kernel, x$nu, x$order)))
+  cat(sprintf("  kernel:      %s\n", kernel_label(x)))
   cat(sprintf("  lengthscale: %s\n", ls_txt))
   cat(sprintf("  variant:     %s (%d frequencies), sampler: %s\n",
               x$variant, ncol(x$omega), x$sampler))

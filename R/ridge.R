@@ -514,7 +514,7 @@ nobs.rff_ridge <- function(object, ...) object$n
 
 ridge_map_line <- function(map) {
   sprintf("%d random Fourier features (%s, %s kernel, lengthscale %s)",
-          map$D, map$variant, kernel_label(map$kernel, map$nu),
+          map$D, map$variant, kernel_label(map),
           paste(format(map$lengthscale, digits = 4), collapse = ", "))
 }
 

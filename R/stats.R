@@ -191,7 +191,7 @@ print.rff_stats <- function(x, ...) {
               format(x$n, big.mark = ","), x$map$D, length(x$ysum),
               if (length(x$ysum) == 1L) "" else "s",
               if (x$intercept) ", with intercept" else ""))
-  cat(sprintf("  map: %s kernel, %d input column%s\n", kernel_label(x$map$kernel, x$map$nu),
+  cat(sprintf("  map: %s kernel, %d input column%s\n", kernel_label(x$map),
               x$map$d, if (x$map$d == 1L) "" else "s"))
   invisible(x)
 }

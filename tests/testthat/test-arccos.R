@@ -131,3 +131,14 @@ test_that("order is validated and the kernel has no phases and no kappa", {
   spec$variant <- "pair"; spec$order <- 2
   expect_error(.Call(rff:::C_rff_draw_map, spec), "order")
 })
+
+test_that("print methods name the arc-cosine order", {
+  set.seed(41)
+  x <- matrix(rnorm(40), 20, 2)
+  y <- rnorm(20)
+  fit <- rff_ridge(x, y, D = 10, kernel = "arccos", order = 0, progress = FALSE)
+  expect_output(print(fit), "Arc-cosine \\(order 0\\)")
+  expect_output(print(rff_stats(x, y, map = fit$map)), "Arc-cosine \\(order 0\\)")
+  expect_output(print(rff_kernel_error(x, D = 10, kernel = "arccos", order = 1)),
+                "Arc-cosine \\(order 1\\)")
+})
