@@ -48,6 +48,45 @@ static double sym_spectral_norm(sym_norm_ws *ws, const double *src)
     return lo > hi ? lo : hi;
 }
 
+/* Up to this many rows of y, Z_x Z_y' is formed block by block right after
+   each block of Z_x is featurized, by the thread that featurized it, while
+   the block is still in cache (a matrix-vector product is bound by reading
+   Z_x); more rows of y go to one dgemm. */
+#define ERR_SMALL_M 8
+
+typedef struct {
+    const rff_fmap *map;
+    const double *x, *zy;
+    double *zx, *est;
+    int n, m;
+} est_block_ctx;
+
+/* est[r0 + i, c] = z(x_{r0 + i})' z(y_c) for a block of rows: in one pass
+   without storing the features where the fused kernel applies (zx is NULL
+   then), else from the block's features in zx. */
+static void est_block(void *ctx_, int r0, int nr)
+{
+    const est_block_ctx *ctx = ctx_;
+    const int n = ctx->n, m = ctx->m, D = ctx->map->D;
+    if (ctx->zx == NULL) {
+        rff_dot_rows_si(ctx->map, ctx->x + r0, n, nr, ctx->zy, m, ctx->est + r0, n);
+        return;
+    }
+    rff_featurize_rows(ctx->map, ctx->x + r0, n, nr, ctx->zx + r0, n);
+    for (int c = 0; c < m; c++) {
+        double *restrict e = ctx->est + (R_xlen_t) c * n + r0;
+        for (int i = 0; i < nr; i++) e[i] = 0.0;
+        for (int k = 0; k < D; k++) {
+            const double *restrict zk = ctx->zx + (R_xlen_t) k * n + r0;
+            const double w = ctx->zy[c + (R_xlen_t) k * m];
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+            for (int i = 0; i < nr; i++) e[i] += zk[i] * w;
+        }
+    }
+}
+
 /* Per-replicate errors of Z_x Z_y' against the exact kernel K (n x m).
    x: n x d; y: m x d, or NULL for y = x (then the estimate is symmetric and
    the relative spectral-norm error can be computed). source: an rff_map
@@ -99,8 +138,14 @@ SEXP rff_kernel_error(SEXP x, SEXP y, SEXP K, SEXP source, SEXP reps_,
     R_xlen_t nm = (R_xlen_t) n * m;
     if (keep && (double) nm * reps > R_XLEN_T_MAX)
         Rf_error("`keep = TRUE` needs more than the longest vector R allows");
-    SEXP zx_ = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t) n * fm.D)); nprotect++;
-    double *zx = REAL(zx_), *zy = zx;
+    /* features of x are stored unless each block's products are formed
+       as its features are computed */
+    const int dot_fused = !symmetric && m <= ERR_SMALL_M && rff_dot_fused_ok(&fm);
+    double *zx = NULL, *zy = NULL;
+    if (!dot_fused) {
+        SEXP zx_ = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t) n * fm.D)); nprotect++;
+        zx = zy = REAL(zx_);
+    }
     if (!symmetric) {
         SEXP zy_ = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t) m * fm.D)); nprotect++;
         zy = REAL(zy_);
@@ -137,14 +182,19 @@ SEXP rff_kernel_error(SEXP x, SEXP y, SEXP K, SEXP source, SEXP reps_,
             PutRNGstate();
         }
         if (keep) est = REAL(estimate) + (R_xlen_t) r * nm;
-        rff_featurize(&fm, px, n, zx, n, threads);
         if (symmetric) {
+            rff_featurize(&fm, px, n, zx, n, threads);
             /* lower triangle by dsyrk, then mirrored */
             F77_CALL(dsyrk)("L", "N", &n, &D, &one, zx, &n, &zero, est, &n FCONE FCONE);
             for (int j = 1; j < n; j++)
                 for (int i = 0; i < j; i++)
                     est[i + (R_xlen_t) j * n] = est[j + (R_xlen_t) i * n];
+        } else if (m <= ERR_SMALL_M) {
+            rff_featurize(&fm, py, m, zy, m, threads);
+            est_block_ctx ctx = {&fm, px, zy, zx, est, n, m};
+            rff_for_blocks(n, D, threads, est_block, &ctx);
         } else {
+            rff_featurize(&fm, px, n, zx, n, threads);
             rff_featurize(&fm, py, m, zy, m, threads);
             F77_CALL(dgemm)("N", "T", &n, &m, &D, &one, zx, &n, zy, &m, &zero,
                             est, &n FCONE FCONE);

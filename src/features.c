@@ -62,6 +62,7 @@ void rff_fmap_from_list(SEXP map, rff_fmap *out)
     }
     out->omega = REAL(omega);
     out->scale = sqrt(2.0 / out->D);
+    out->stream = 0;
     /* the feature type follows the kernel; user-defined spectral kernels
        (lists) have Fourier features */
     SEXP kernel = rff_list_elt(map, "kernel");
@@ -90,6 +91,7 @@ void rff_fmap_from_spec(const rff_spec *spec, const double *omega,
     out->scale = sqrt(2.0 / spec->D);
     out->features = spec->kernel->features;
     out->order = out->features == RFF_FEATURES_ARCCOS ? spec->order : 0;
+    out->stream = 0;
 }
 
 /* Arc-cosine features in place: the projection p gives
@@ -128,17 +130,17 @@ void rff_featurize_rows(const rff_fmap *map, const double *x, int ldx,
     rff_featurize_rows_si(map, x, ldx, nrows, z, ldz);
 }
 
-/* All n rows of x (n x d, column-major) into z (n x D, leading dimension
-   ldz). Blocks of RFF_BLOCK_ROWS rows are shared among threads; block
-   boundaries do not depend on the thread count, so neither do results. */
-void rff_featurize(const rff_fmap *map, const double *x, int n, double *z,
-                   int ldz, int threads)
+/* Calls fn(ctx, r0, nr) on the blocks of RFF_BLOCK_ROWS rows of 0..n-1,
+   shared among threads, with D features a row. Block boundaries do not
+   depend on the thread count, so neither do results. fn runs inside the
+   parallel region, so it must not call R's API. */
+void rff_for_blocks(int n, int D, int threads, rff_block_fn fn, void *ctx)
 {
     R_xlen_t nblocks = ((R_xlen_t) n + RFF_BLOCK_ROWS - 1) / RFF_BLOCK_ROWS;
     /* between batches the main thread checks for an interrupt: a batch is
        about 2^22 features per thread (a few ms), whatever D is; a single
        block runs on the calling thread (starting a team costs more) */
-    R_xlen_t per_thread = ((R_xlen_t) 1 << 22) / ((R_xlen_t) RFF_BLOCK_ROWS * map->D);
+    R_xlen_t per_thread = ((R_xlen_t) 1 << 22) / ((R_xlen_t) RFF_BLOCK_ROWS * D);
     if (per_thread < 1) per_thread = 1;
     const R_xlen_t batch = per_thread * (R_xlen_t) (threads > 0 ? threads : 1);
     for (R_xlen_t b0 = 0; b0 < nblocks; b0 += batch) {
@@ -151,11 +153,33 @@ void rff_featurize(const rff_fmap *map, const double *x, int n, double *z,
 #endif
         for (R_xlen_t b = b0; b < b1; b++) {
             int r0 = (int) (b * RFF_BLOCK_ROWS);
-            int nr = n - r0 < RFF_BLOCK_ROWS ? n - r0 : RFF_BLOCK_ROWS;
-            rff_featurize_rows(map, x + r0, n, nr, z + r0, ldz);
+            fn(ctx, r0, n - r0 < RFF_BLOCK_ROWS ? n - r0 : RFF_BLOCK_ROWS);
         }
         R_CheckUserInterrupt();
     }
+}
+
+typedef struct {
+    const rff_fmap *map;
+    const double *x;
+    int n;
+    double *z;
+    int ldz;
+} featurize_ctx;
+
+static void featurize_block(void *ctx_, int r0, int nr)
+{
+    const featurize_ctx *c = ctx_;
+    rff_featurize_rows(c->map, c->x + r0, c->n, nr, c->z + r0, c->ldz);
+}
+
+/* All n rows of x (n x d, column-major) into z (n x D, leading dimension
+   ldz). */
+void rff_featurize(const rff_fmap *map, const double *x, int n, double *z,
+                   int ldz, int threads)
+{
+    featurize_ctx ctx = {map, x, n, z, ldz};
+    rff_for_blocks(n, map->D, threads, featurize_block, &ctx);
 }
 
 SEXP rff_features(SEXP x, SEXP map, SEXP threads_)
@@ -168,7 +192,10 @@ SEXP rff_features(SEXP x, SEXP map, SEXP threads_)
     if (Rf_ncols(x) != fm.d)
         Rf_error("`x` has %d columns but the map expects %d", Rf_ncols(x), fm.d);
     SEXP z = PROTECT(Rf_allocMatrix(REALSXP, n, fm.D));
-    rff_prepare_result(REAL(z), (size_t) n * fm.D * sizeof(double), threads);
+    const size_t bytes = (size_t) n * fm.D * sizeof(double);
+    /* a result larger than the caches goes straight to memory */
+    fm.stream = bytes >= RFF_STREAM_MIN_BYTES;
+    rff_prepare_result(REAL(z), bytes, threads);
     if (n > 0) rff_featurize(&fm, REAL(x), n, REAL(z), n, threads);
     UNPROTECT(1);
     return z;

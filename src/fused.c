@@ -9,9 +9,13 @@
    recomputed with libm (rff_trig_chunk). */
 #include "rff.h"
 #include "trig.h"
-#if defined(__linux__)
 #include <stdint.h>
+#if defined(__linux__)
 #include <sys/mman.h>
+#endif
+#if defined(__SSE2__) && defined(__x86_64__)
+#include <emmintrin.h>
+#define RFF_STREAM_STORES 1
 #endif
 
 /* One copy of the kernels per x86-64 level, chosen at load time (GCC's
@@ -39,41 +43,69 @@
 #define RFF_FUSED_CHUNK 256
 #define RFF_FUSED_X_BYTES (512 * 1024)
 
+/* Input dimensions up to this use the fused kernel; wider inputs a dgemm,
+   whose cache blocking pays once the projection dominates (measured at
+   n = 4000, D = 1000, one thread: d = 400, fused 0.13 s, dgemm route 0.23 s
+   with OpenBLAS and 0.88 s with the reference BLAS; d = 2000, fused 1.6 s,
+   dgemm route 1.1 s with OpenBLAS and 7.1 s with the reference BLAS). */
+#define RFF_FUSED_MAX_D 512
+
 /* zc[i] = s cos(p[i] + b) and, if zs, zs[i] = s sin(p[i]) (b = 0 then) for
-   nr rows; p must not alias zc or zs. The vector loop also finds max |p + b|;
-   when that reaches the end of the exact range (rare: huge Cauchy
-   frequencies), the entries beyond it are redone with libm. Infinite and NaN
-   arguments give NaN either way. */
+   nr rows; p must not alias zc or zs. Unless the caller knows that every
+   |p[i] + b| is below the end of the exact range (`checked` = 0), the entries
+   beyond it (rare: huge Cauchy frequencies) are redone with libm afterwards.
+   Infinite and NaN arguments give NaN either way. */
 RFF_INLINE void rff_trig_chunk(const double *restrict p, double b, double s,
-                               double *restrict zc, double *restrict zs, int nr)
+                               double *restrict zc, double *restrict zs, int nr,
+                               int checked)
 {
-    double amax = 0.0;
     if (zs) {
-        RFF_SIMD_MAX(amax)
+        RFF_SIMD
         for (int i = 0; i < nr; i++) {
-            double sn, cs, a = p[i] + b;
-            rff_sincos_fast(a, &sn, &cs);
-            amax = fabs(a) > amax ? fabs(a) : amax;
+            double sn, cs;
+            rff_sincos_fast(p[i] + b, &sn, &cs);
             zs[i] = s * sn;
             zc[i] = s * cs;
         }
     } else {
-        RFF_SIMD_MAX(amax)
-        for (int i = 0; i < nr; i++) {
-            double a = p[i] + b;
-            amax = fabs(a) > amax ? fabs(a) : amax;
-            zc[i] = s * rff_cos_fast(a);
+        RFF_SIMD
+        for (int i = 0; i < nr; i++) zc[i] = s * rff_cos_fast(p[i] + b);
+    }
+    if (!checked) return;
+    for (int i = 0; i < nr; i++) {
+        double a = p[i] + b;
+        if (!rff_trig_fast_ok(a)) {
+            zc[i] = s * cos(a);
+            if (zs) zs[i] = s * sin(a);
         }
     }
-    if (amax >= RFF_TRIG_MAX) {
+}
+
+/* max_i |x[i, k]| over the nr rows of a chunk, for each of the d columns
+   (NaN entries are passed over: they give NaN features on either path). */
+RFF_INLINE void rff_chunk_absmax(const double *restrict x, int ldx, int nr, int d,
+                                 double *restrict xmax)
+{
+    for (int k = 0; k < d; k++) {
+        const double *xk = x + (R_xlen_t) k * ldx;
+        double m = 0.0;
         for (int i = 0; i < nr; i++) {
-            double a = p[i] + b;
-            if (!rff_trig_fast_ok(a)) {
-                zc[i] = s * cos(a);
-                if (zs) zs[i] = s * sin(a);
-            }
+            double a = fabs(xk[i]);
+            m = a > m ? a : m;
         }
+        xmax[k] = m;
     }
+}
+
+/* Whether the arguments p + b of frequency w (d entries) may leave the exact
+   range on a chunk with column maxima xmax: |w'x + b| <= sum_k |w_k| xmax_k
+   + |b|, with half the range as margin for the rounding of the sums. */
+RFF_INLINE int rff_trig_needs_check(const double *restrict w, int d,
+                                    const double *restrict xmax, double b)
+{
+    double bound = fabs(b);
+    for (int k = 0; k < d; k++) bound += fabs(w[k]) * xmax[k];
+    return !(bound < 0.5 * RFF_TRIG_MAX);
 }
 
 /* p[i] = sum_k x[i, k] w[k] for nr rows, summed in the order of k as a
@@ -146,15 +178,55 @@ RFF_INLINE void rff_project4(const double *restrict x, int ldx, int nr,
     }
 }
 
-/* cos/sin of the projections in p for frequency j into z. */
+/* dst[0:n] = src[0:n] with streaming stores where the platform has them
+   (x86-64): the features are written once and not read back soon, so they
+   go to memory without first reading each destination line into the cache,
+   which halves the memory traffic of writing a large result. */
+RFF_INLINE void rff_stream_copy(double *restrict dst, const double *restrict src, int n)
+{
+#ifdef RFF_STREAM_STORES
+    int i = 0;
+    if (n > 0 && ((uintptr_t) dst & 15) != 0) {
+        dst[0] = src[0];
+        i = 1;
+    }
+    for (; i + 1 < n; i += 2) _mm_stream_pd(dst + i, _mm_loadu_pd(src + i));
+    if (i < n) dst[i] = src[i];
+#else
+    memcpy(dst, src, (size_t) n * sizeof(double));
+#endif
+}
+
+/* Orders the streaming stores before whatever the thread does next. */
+RFF_INLINE void rff_stream_fence(void)
+{
+#ifdef RFF_STREAM_STORES
+    _mm_sfence();
+#endif
+}
+
+/* cos/sin of the projections in p for frequency j into z; xmax holds the
+   chunk's column maxima (rff_chunk_absmax). With map->stream they go
+   through the buffer buf (2 x RFF_FUSED_CHUNK) and streaming stores, else
+   directly into z. */
 RFF_INLINE void rff_trig_column(const rff_fmap *map, int j, const double *p,
-                                int i0, int nr, double *z, int ldz)
+                                const double *xmax, int i0, int nr, double *z,
+                                int ldz, double *buf)
 {
     double *zc = z + (R_xlen_t) j * ldz + i0;
-    if (map->variant == RFF_VARIANT_PAIR)
-        rff_trig_chunk(p, 0.0, map->scale, zc, zc + (R_xlen_t) map->m * ldz, nr);
-    else
-        rff_trig_chunk(p, map->phase[j], map->scale, zc, NULL, nr);
+    const int pair = map->variant == RFF_VARIANT_PAIR;
+    const double b = pair ? 0.0 : map->phase[j];
+    const int checked =
+        rff_trig_needs_check(map->omega + (R_xlen_t) j * map->d, map->d, xmax, b);
+    double *zs = pair ? zc + (R_xlen_t) map->m * ldz : NULL;
+    if (!map->stream) {
+        rff_trig_chunk(p, b, map->scale, zc, zs, nr, checked);
+        return;
+    }
+    rff_trig_chunk(p, b, map->scale, buf, pair ? buf + RFF_FUSED_CHUNK : NULL, nr,
+                   checked);
+    rff_stream_copy(zc, buf, nr);
+    if (pair) rff_stream_copy(zs, buf + RFF_FUSED_CHUNK, nr);
 }
 
 /* Projection and cos/sin chunk by chunk, four frequencies at a time. */
@@ -163,23 +235,90 @@ static void rff_fused_rows(const rff_fmap *map, const double *x, int ldx,
                            int nrows, double *z, int ldz)
 {
     const int d = map->d, m = map->m;
-    double p[4 * RFF_FUSED_CHUNK];
+    double p[4 * RFF_FUSED_CHUNK], buf[2 * RFF_FUSED_CHUNK], xmax[RFF_FUSED_MAX_D];
     /* rows whose x (chunk x d) fits in half of a 1 MB L2 */
     int chunk = (int) ((R_xlen_t) RFF_FUSED_X_BYTES / ((R_xlen_t) d * sizeof(double)));
     chunk = chunk < 32 ? 32 : chunk > RFF_FUSED_CHUNK ? RFF_FUSED_CHUNK : chunk & ~7;
     for (int i0 = 0; i0 < nrows; i0 += chunk) {
         const int nr = nrows - i0 < chunk ? nrows - i0 : chunk;
+        rff_chunk_absmax(x + i0, ldx, nr, d, xmax);
         int j = 0;
         for (; j + 3 < m; j += 4) {
             rff_project4(x + i0, ldx, nr, map->omega + (R_xlen_t) j * d, d, p);
             for (int c = 0; c < 4; c++)
-                rff_trig_column(map, j + c, p + c * RFF_FUSED_CHUNK, i0, nr, z, ldz);
+                rff_trig_column(map, j + c, p + c * RFF_FUSED_CHUNK, xmax, i0, nr, z,
+                                ldz, buf);
         }
         for (; j < m; j++) {
             rff_project(x + i0, ldx, nr, map->omega + (R_xlen_t) j * d, d, p);
-            rff_trig_column(map, j, p, i0, nr, z, ldz);
+            rff_trig_column(map, j, p, xmax, i0, nr, z, ldz, buf);
         }
     }
+    if (map->stream) rff_stream_fence();
+}
+
+/* out[i, c] = sum_j z(x_i)_j v[c, j] (v: mv x D, out: nrows x mv, leading
+   dimension ldo) without storing z: each chunk of a feature column goes from
+   the L1 buffer straight into the sums. */
+RFF_CLONES
+static void rff_fused_dot_rows(const rff_fmap *map, const double *x, int ldx,
+                               int nrows, const double *v, int mv, double *out,
+                               int ldo)
+{
+    const int d = map->d, m = map->m, pair = map->variant == RFF_VARIANT_PAIR;
+    double p[4 * RFF_FUSED_CHUNK], buf[2 * RFF_FUSED_CHUNK], xmax[RFF_FUSED_MAX_D];
+    int chunk = (int) ((R_xlen_t) RFF_FUSED_X_BYTES / ((R_xlen_t) d * sizeof(double)));
+    chunk = chunk < 32 ? 32 : chunk > RFF_FUSED_CHUNK ? RFF_FUSED_CHUNK : chunk & ~7;
+    for (int i0 = 0; i0 < nrows; i0 += chunk) {
+        const int nr = nrows - i0 < chunk ? nrows - i0 : chunk;
+        rff_chunk_absmax(x + i0, ldx, nr, d, xmax);
+        for (int c = 0; c < mv; c++)
+            memset(out + (R_xlen_t) c * ldo + i0, 0, (size_t) nr * sizeof(double));
+        for (int j = 0; j < m; j += 4) {
+            const int nj = m - j < 4 ? m - j : 4;
+            if (nj == 4)
+                rff_project4(x + i0, ldx, nr, map->omega + (R_xlen_t) j * d, d, p);
+            else
+                for (int c = 0; c < nj; c++)
+                    rff_project(x + i0, ldx, nr, map->omega + (R_xlen_t) (j + c) * d, d,
+                                p + c * RFF_FUSED_CHUNK);
+            for (int c = 0; c < nj; c++) {
+                const int jc = j + c;
+                const double b = pair ? 0.0 : map->phase[jc];
+                const int checked =
+                    rff_trig_needs_check(map->omega + (R_xlen_t) jc * d, d, xmax, b);
+                rff_trig_chunk(p + c * RFF_FUSED_CHUNK, b, map->scale, buf,
+                               pair ? buf + RFF_FUSED_CHUNK : NULL, nr, checked);
+                for (int k = 0; k < mv; k++) {
+                    double *restrict o = out + (R_xlen_t) k * ldo + i0;
+                    const double vc = v[k + (R_xlen_t) jc * mv];
+                    if (pair) {
+                        const double vs = v[k + (R_xlen_t) (jc + m) * mv];
+                        RFF_SIMD
+                        for (int i = 0; i < nr; i++)
+                            o[i] += buf[i] * vc + buf[RFF_FUSED_CHUNK + i] * vs;
+                    } else {
+                        RFF_SIMD
+                        for (int i = 0; i < nr; i++) o[i] += buf[i] * vc;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* Whether rff_dot_rows_si() takes the map: Fourier features of an input
+   dimension the fused kernel handles. */
+int rff_dot_fused_ok(const rff_fmap *map)
+{
+    return map->features == RFF_FEATURES_FOURIER && map->d <= RFF_FUSED_MAX_D;
+}
+
+/* rff_fused_dot_rows() for a map rff_dot_fused_ok() takes. */
+void rff_dot_rows_si(const rff_fmap *map, const double *x, int ldx, int nrows,
+                     const double *v, int mv, double *out, int ldo)
+{
+    if (nrows > 0) rff_fused_dot_rows(map, x, ldx, nrows, v, mv, out, ldo);
 }
 
 /* cos/sin in place of the projections that a dgemm left in z. */
@@ -194,19 +333,12 @@ static void rff_trig_inplace(const rff_fmap *map, int nrows, double *z, int ldz)
             const int nr = nrows - i0 < RFF_FUSED_CHUNK ? nrows - i0 : RFF_FUSED_CHUNK;
             memcpy(p, zc + i0, (size_t) nr * sizeof(double));
             if (pair)
-                rff_trig_chunk(p, 0.0, map->scale, zc + i0, zc + (R_xlen_t) m * ldz + i0, nr);
+                rff_trig_chunk(p, 0.0, map->scale, zc + i0, zc + (R_xlen_t) m * ldz + i0, nr, 1);
             else
-                rff_trig_chunk(p, map->phase[j], map->scale, zc + i0, NULL, nr);
+                rff_trig_chunk(p, map->phase[j], map->scale, zc + i0, NULL, nr, 1);
         }
     }
 }
-
-/* Input dimensions up to this use the fused kernel; wider inputs a dgemm,
-   whose cache blocking pays once the projection dominates (measured at
-   n = 4000, D = 1000, one thread: d = 400, fused 0.13 s, dgemm route 0.23 s
-   with OpenBLAS and 0.88 s with the reference BLAS; d = 2000, fused 1.6 s,
-   dgemm route 1.1 s with OpenBLAS and 7.1 s with the reference BLAS). */
-#define RFF_FUSED_MAX_D 512
 
 void rff_featurize_rows_si(const rff_fmap *map, const double *x, int ldx,
                            int nrows, double *z, int ldz)
@@ -223,44 +355,49 @@ void rff_featurize_rows_si(const rff_fmap *map, const double *x, int ldx,
     rff_trig_inplace(map, nrows, z, ldz);
 }
 
-/* Asks the kernel to back a large result about to be written with huge pages
-   (Linux, transparent huge pages in "madvise" mode): a 2 MB page fault
-   instead of 512 small ones. Only the advice; nothing else changes. */
-static void rff_advise_hugepages(void *p, size_t bytes)
+/* Maps pages [a, a + len) of a fresh allocation for writing: one madvise
+   (MADV_POPULATE_WRITE, Linux 5.14) where the kernel has it, else a store
+   to each page. Either way the kernel zeroes the pages here. */
+static void rff_populate(char *a, size_t len, size_t page)
 {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    const uintptr_t huge = (uintptr_t) 1 << 21;
-    if (bytes < 4 * huge) return;
-    uintptr_t a = ((uintptr_t) p + huge - 1) & ~(huge - 1);
-    uintptr_t e = ((uintptr_t) p + bytes) & ~(huge - 1);
-    if (e > a) madvise((void *) a, e - a, MADV_HUGEPAGE);
-#else
-    (void) p;
-    (void) bytes;
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+    if (madvise(a, len, MADV_POPULATE_WRITE) == 0) return;
 #endif
+    for (size_t off = 0; off < len; off += page) a[off] = 0;
 }
 
 /* Makes a freshly allocated result of `bytes` bytes ready to be written:
-   advises huge pages, then touches every page so the kernel maps and zeroes
-   it here, in batches among the threads with an interrupt check between
-   them, rather than inside the featurization, where a column-major block of
-   rows reaches every page of the result at once. The contents are
-   unspecified afterwards (the featurization writes every entry). */
+   maps every page in batches among the threads, with an interrupt check
+   between batches, rather than inside the featurization, where a
+   column-major block of rows reaches every page of the result at once. The
+   contents are unspecified afterwards (the featurization writes every
+   entry).
+
+   Huge pages are not asked for: on machines whose memory is provided
+   lazily (virtual machines) the first 2 MB pages of a session are slow to
+   get; measured on a 400 MB result, a first call took 1.1-1.7 s with
+   MADV_HUGEPAGE against 0.32-0.37 s without, for 0.1 s saved on later
+   calls. */
 void rff_prepare_result(double *z, size_t bytes, int threads)
 {
-    rff_advise_hugepages(z, bytes);
-    const size_t page = 4096, step = page / sizeof(double);
-    const R_xlen_t npages = (R_xlen_t) (bytes / page);
+    const size_t page = 4096;
+    const uintptr_t start = ((uintptr_t) z + page - 1) & ~(uintptr_t) (page - 1);
+    const uintptr_t end = ((uintptr_t) z + bytes) & ~(uintptr_t) (page - 1);
+    if (end <= start) return;
+    const R_xlen_t npages = (R_xlen_t) ((end - start) / page);
     const R_xlen_t batch = 16384;  /* 64 MB between interrupt checks */
-#ifndef _OPENMP
-    (void) threads;
-#endif
+    int nth = threads > 0 ? threads : 1;
     for (R_xlen_t p0 = 0; p0 < npages; p0 += batch) {
         R_xlen_t p1 = p0 + batch < npages ? p0 + batch : npages;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static)
+#pragma omp parallel for num_threads(nth) schedule(static) if (nth > 1)
 #endif
-        for (R_xlen_t q = p0; q < p1; q++) z[(size_t) q * step] = 0.0;
+        for (int t = 0; t < nth; t++) {
+            R_xlen_t q0 = p0 + (p1 - p0) * t / nth, q1 = p0 + (p1 - p0) * (t + 1) / nth;
+            if (q1 > q0)
+                rff_populate((char *) (start + (size_t) q0 * page),
+                             (size_t) (q1 - q0) * page, page);
+        }
         R_CheckUserInterrupt();
     }
 }
@@ -271,8 +408,8 @@ static void rff_trig_apply(const double *x, R_xlen_t n, double *cos1,
 {
     for (R_xlen_t i0 = 0; i0 < n; i0 += RFF_FUSED_CHUNK) {
         int nr = n - i0 < RFF_FUSED_CHUNK ? (int) (n - i0) : RFF_FUSED_CHUNK;
-        rff_trig_chunk(x + i0, 0.0, 1.0, cos1 + i0, NULL, nr);
-        rff_trig_chunk(x + i0, 0.0, 1.0, cos2 + i0, sin2 + i0, nr);
+        rff_trig_chunk(x + i0, 0.0, 1.0, cos1 + i0, NULL, nr, 1);
+        rff_trig_chunk(x + i0, 0.0, 1.0, cos2 + i0, sin2 + i0, nr, 1);
     }
 }
 

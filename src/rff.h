@@ -76,6 +76,8 @@ typedef struct {
     double scale;         /* sqrt(2 / D) */
     int features;         /* RFF_FEATURES_*; 0 (Fourier) when left zeroed */
     int order;            /* arc-cosine order (0 or 1) */
+    int stream;           /* 1: write z with streaming stores (a large result
+                             not read back soon); 0: ordinary stores */
 } rff_fmap;
 
 enum { RFF_SAMPLER_IID = 0, RFF_SAMPLER_ORTHOGONAL = 1, RFF_SAMPLER_QMC = 2 };
@@ -119,10 +121,18 @@ void rff_featurize_rows_si(const rff_fmap *map, const double *x, int ldx,
 void rff_prepare_result(double *z, size_t bytes, int threads);
 void rff_featurize(const rff_fmap *map, const double *x, int n, double *z,
                    int ldz, int threads);
+typedef void (*rff_block_fn)(void *ctx, int r0, int nr);
+void rff_for_blocks(int n, int D, int threads, rff_block_fn fn, void *ctx);
+int rff_dot_fused_ok(const rff_fmap *map);
+void rff_dot_rows_si(const rff_fmap *map, const double *x, int ldx, int nrows,
+                     const double *v, int mv, double *out, int ldo);
 
 /* ---- small argument helpers (backstops behind the R-level checks) ---- */
 
 #define RFF_BLOCK_ROWS 256
+/* Results of rff_features() from this size on are written with streaming
+   stores (larger than the caches of most machines). */
+#define RFF_STREAM_MIN_BYTES ((size_t) 64 << 20)
 
 static R_INLINE int rff_as_int(SEXP s, const char *what, int lo)
 {

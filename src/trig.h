@@ -13,6 +13,8 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 /* k * RFF_PIO2_1 is exact while |k| < 2^20 (RFF_PIO2_1 has 33 bits) */
 #define RFF_TRIG_MAX 1.0e6
@@ -58,22 +60,45 @@
 #endif
 
 #if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
-/* round to nearest by adding and removing 1.5 * 2^52 (|v| < 2^51) */
-#define RFF_RINT(v) (((v) + RFF_ROUND_MAGIC) - RFF_ROUND_MAGIC)
+/* v + 1.5 * 2^52 for |v| < 2^51 is 1.5 * 2^52 + round(v), exactly: its
+   value less the constant is the rounded v, and its low mantissa bits are
+   those of round(v) in two's complement, which give the quadrant (and the
+   signs below) by integer operations, without comparisons. */
+#define RFF_ROUND_BITS 1
 #else
 /* extended-precision evaluation would break the trick above */
-#define RFF_RINT(v) nearbyint(v)
+#define RFF_ROUND_BITS 0
 #endif
 
-/* x = k pi/2 + r with |r| <= pi/4 (+ rounding); returns r, and in *q the
-   quadrant k mod 4 in {0, 1, 2, 3}, as a double so that the loop stays in
-   one vector type and needs no comparisons. */
-RFF_INLINE double rff_trig_reduce(double x, double *q)
+#define RFF_SIGN_BIT ((uint64_t) 1 << 63)
+
+RFF_INLINE uint64_t rff_d2u(double v)
 {
-    double k = RFF_RINT(x * RFF_TWO_OVER_PI);
-    /* floor(k / 4) = round((k - 1.5) / 4) for integer k, without ties */
-    *q = k - 4.0 * RFF_RINT((k - 1.5) * 0.25);
-    return ((x - k * RFF_PIO2_1) - k * RFF_PIO2_2) - k * RFF_PIO2_3;
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return u;
+}
+
+RFF_INLINE double rff_u2d(uint64_t u)
+{
+    double v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+/* round(v) as a double and, in *bits, an integer whose low bits are those
+   of round(v) (two's complement) */
+RFF_INLINE double rff_round_bits(double v, uint64_t *bits)
+{
+#if RFF_ROUND_BITS
+    double t = v + RFF_ROUND_MAGIC;
+    *bits = rff_d2u(t);
+    return t - RFF_ROUND_MAGIC;
+#else
+    double k = nearbyint(v);
+    *bits = (uint64_t) (int64_t) k;
+    return k;
+#endif
 }
 
 RFF_INLINE double rff_sin_poly(double r)
@@ -92,57 +117,45 @@ RFF_INLINE double rff_cos_poly(double r)
     return w + (((1.0 - w) - hz) + z * p);
 }
 
-/* Whether x is in the range where rff_cos_fast()/rff_sin_fast() are exact to
-   a few ulps. Outside it they return garbage for finite x, and NaN (as libm
-   does) for infinite or NaN x. */
+/* Whether x is in the range where rff_cos_fast()/rff_sincos_fast() are
+   exact to a few ulps. Outside it they return garbage for finite x, and NaN
+   (as libm does) for infinite or NaN x. */
 RFF_INLINE int rff_trig_fast_ok(double x)
 {
     return !(fabs(x) >= RFF_TRIG_MAX);
 }
 
-/* The selection by quadrant q is arithmetic (multiplications by 0, 1 and -1
-   are exact): odd = q mod 2, hi = floor(q / 2). */
-#define RFF_QUADRANT_BITS(q, odd, hi)                        \
-    double hi = RFF_RINT(((q) - 0.5) * 0.5);                 \
-    double odd = (q) - 2.0 * hi;
-
-/* Cosine alone with one polynomial: x = h pi/2 + r with h = 2n + 1 odd and
-   |r| <= pi/2, so cos x = (-1)^(n+1) sin r; sin r by its Taylor series to
-   r^21 (the first term left out is below 2e-18 on [-pi/2, pi/2]). */
+/* Cosine alone with one polynomial: x = h pi/2 - r with h = 2n + 1 odd and
+   |r| <= pi/2, so cos x = (-1)^n sin r; sin r by its Taylor series to r^21
+   (the first term left out is below 2e-18 on [-pi/2, pi/2]). The sign is
+   the low bit of n moved to the sign bit. */
 RFF_INLINE double rff_cos_fast(double x)
 {
-    double n = RFF_RINT(x * RFF_ONE_OVER_PI - 0.5);
+    uint64_t nb;
+    double n = rff_round_bits(x * RFF_ONE_OVER_PI - 0.5, &nb);
     double h = 2.0 * n + 1.0;
-    double r = ((x - h * RFF_PIO2_1) - h * RFF_PIO2_2) - h * RFF_PIO2_3;
+    double r = ((h * RFF_PIO2_1 - x) + h * RFF_PIO2_2) + h * RFF_PIO2_3;
     double z = r * r;
     double p = RFF_T1 + z * (RFF_T2 + z * (RFF_T3 + z * (RFF_T4 + z * (RFF_T5 +
                z * (RFF_T6 + z * (RFF_T7 + z * (RFF_T8 + z * (RFF_T9 + z * RFF_T10))))))));
     double sr = r + r * z * p;
-    /* n mod 2 = n - 2 floor(n / 2), floor(n / 2) = round((n - 0.5) / 2) */
-    double nodd = n - 2.0 * RFF_RINT((n - 0.5) * 0.5);
-    return (2.0 * nodd - 1.0) * sr;
+    return rff_u2d(rff_d2u(sr) ^ (nb << 63));
 }
 
-RFF_INLINE double rff_sin_fast(double x)
-{
-    double q;
-    double r = rff_trig_reduce(x, &q);
-    double s = rff_sin_poly(r), c = rff_cos_poly(r);
-    RFF_QUADRANT_BITS(q, odd, hi)
-    /* sin x = s, c, -s, -c in quadrants 0..3 */
-    return (1.0 - 2.0 * hi) * (odd * c + (1.0 - odd) * s);
-}
-
-/* Both at once, sharing the reduction and the polynomials. */
+/* Both at once: x = k pi/2 + r with |r| <= pi/4, both polynomials of r, and
+   the quadrant k mod 4 picks and signs them: sin x = s, c, -s, -c and
+   cos x = c, -s, -c, s for k mod 4 = 0..3. Bit 0 of k swaps s and c, bit 1
+   is the sign of sin x, bit 0 xor bit 1 that of cos x. */
 RFF_INLINE void rff_sincos_fast(double x, double *sx, double *cx)
 {
-    double q;
-    double r = rff_trig_reduce(x, &q);
-    double s = rff_sin_poly(r), c = rff_cos_poly(r);
-    RFF_QUADRANT_BITS(q, odd, hi)
-    double neg = odd + hi - 2.0 * odd * hi;
-    *cx = (1.0 - 2.0 * neg) * (odd * s + (1.0 - odd) * c);
-    *sx = (1.0 - 2.0 * hi) * (odd * c + (1.0 - odd) * s);
+    uint64_t kb;
+    double k = rff_round_bits(x * RFF_TWO_OVER_PI, &kb);
+    double r = ((x - k * RFF_PIO2_1) - k * RFF_PIO2_2) - k * RFF_PIO2_3;
+    uint64_t s = rff_d2u(rff_sin_poly(r)), c = rff_d2u(rff_cos_poly(r));
+    uint64_t odd = (uint64_t) 0 - (kb & 1);  /* all ones when k is odd */
+    uint64_t hi = (kb << 62) & RFF_SIGN_BIT;
+    *sx = rff_u2d(((c & odd) | (s & ~odd)) ^ hi);
+    *cx = rff_u2d(((s & odd) | (c & ~odd)) ^ (hi ^ (kb << 63)));
 }
 
 #endif

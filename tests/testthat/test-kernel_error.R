@@ -35,7 +35,11 @@ test_that("per-replicate errors equal base R for every kernel and variant", {
     list(x = x3, y = y3, kernel = "laplace", lengthscale = c(0.5, 1, 2)),
     list(x = x3, y = y3, kernel = "matern", lengthscale = 1.3, nu = 2.5),
     list(x = x3, y = NULL, kernel = "matern", lengthscale = 2, nu = 0.8),
-    list(x = x1, y = NULL, kernel = "laplace", lengthscale = 1)
+    list(x = x1, y = NULL, kernel = "laplace", lengthscale = 1),
+    # more rows of x than one block of the featurization (256), and more
+    # rows of y than the fused products take (8): one dgemm then
+    list(x = matrix(rnorm(900), 300, 3), y = y3, kernel = "gaussian", lengthscale = 1.1),
+    list(x = x3, y = matrix(rnorm(30), 10, 3), kernel = "gaussian", lengthscale = 0.9)
   )
   for (cs in cases) for (v in c("pair", "phase")) {
     args <- list(kernel = cs$kernel, lengthscale = cs$lengthscale,
