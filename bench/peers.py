@@ -1,6 +1,6 @@
 """Times scikit-learn's RBFSampler (and RBFSampler + Ridge) on the data that
 bench.R wrote, for the same workloads, and prints one CSV row per timing:
-workload,tool,threads,median_s,peak_mb,reps,blas.
+workload,tool,threads,median_s,peak_mb,reps,blas,first_s.
 
 Called by bench.R as: /usr/bin/python3 bench/peers.py SPEC.json
 where SPEC lists the workloads with their data files (column-major float64,
@@ -42,9 +42,12 @@ def load(path, n, d):
 
 
 def timed(fn, reps):
-    """Median wall time of reps calls, and the peak of memory allocated
-    during one call (tracemalloc sees numpy's buffers), in MB."""
+    """Median wall time of reps calls, the peak of memory allocated during
+    one call (tracemalloc sees numpy's buffers), in MB, and the time of the
+    first (warm-up) call."""
+    t0 = time.perf_counter()
     fn()  # warm-up
+    first = time.perf_counter() - t0
     times = []
     for _ in range(reps):
         t0 = time.perf_counter()
@@ -64,7 +67,7 @@ def timed(fn, reps):
     peak = tracemalloc.get_traced_memory()[1] / 2**20
     tracemalloc.stop()
     del out
-    return statistics.median(times), peak, reps
+    return statistics.median(times), peak, reps, first
 
 
 def main():
@@ -82,7 +85,7 @@ def main():
             sampler = RBFSampler(gamma=gamma, n_components=w["D"], random_state=1)
             sampler.fit(x)
             if w["kind"] == "featurize":
-                med, peak, reps = timed(lambda: sampler.transform(x), w["reps"])
+                med, peak, reps, first = timed(lambda: sampler.transform(x), w["reps"])
                 tool = "sklearn RBFSampler.transform"
             else:
                 y = np.fromfile(w["y"], dtype=np.float64)
@@ -93,10 +96,11 @@ def main():
                     # rff_ridge's penalty n * lambda on Z'Z is alpha here
                     return Ridge(alpha=n * w["lambda"], solver="cholesky",
                                  fit_intercept=True).fit(z, y)
-                med, peak, reps = timed(fit, w["reps"])
+                med, peak, reps, first = timed(fit, w["reps"])
                 tool = "sklearn RBFSampler + Ridge(cholesky)"
-            print("%s,%s,%d,%.6f,%.1f,%d,%s" % (w["workload"], tool, threads, med,
-                                                peak, reps, blas.replace(",", ";")))
+            print("%s,%s,%d,%.6f,%.1f,%d,%s,%.6f" % (w["workload"], tool, threads, med,
+                                                     peak, reps, blas.replace(",", ";"),
+                                                     first))
             sys.stdout.flush()
 
 
