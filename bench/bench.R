@@ -9,7 +9,9 @@
 # LD_LIBRARY_PATH, see the README); the machine's default is not changed.
 # Every child times rff, the plain-R idiom, bases::b_rff and (through
 # bench/peers.py, same data files) scikit-learn, and reports the BLAS in use.
-# The parent prints one table and writes bench/RESULTS.md.
+# The parent prints one table and writes bench/RESULTS.md; `Rscript
+# bench/bench.R --report` rewrites it from the last run (after editing
+# bench/notes.md, say).
 #
 # Environment: BENCH_REPS (timed repetitions per row, default 5; rows whose
 # first call takes over 2 s use 3, cheap rows (median under 0.5 s) 11), BENCH_ONLY (comma-separated workload
@@ -355,6 +357,17 @@ run_parent <- function() {
   }
   tab <- ratio_table(do.call(rbind, tabs))
   tab <- tab[order(tab$config, substr(tab$workload, 1, 2), tab$threads, tab$workload), ]
+  attr(tab, "when") <- Sys.time()
+  attr(tab, "machine") <- machine()
+  saveRDS(tab, file.path(out_dir, "table.rds"))
+  write_report(tab)
+}
+
+# Prints the table and writes bench/RESULTS.md (with bench/notes.md and
+# bench/RESULTS-ridge.md appended) from a measured table; `Rscript
+# bench/bench.R --report` does it again from the last run's table, e.g.
+# after editing the notes.
+write_report <- function(tab) {
   show <- data.frame(
     workload = tab$workload, tool = tab$tool, threads = tab$threads,
     `median s` = ifelse(is.na(tab$median_s), "", sprintf("%.3f", tab$median_s)),
@@ -367,8 +380,9 @@ run_parent <- function() {
   tg <- targets(tab)
   cat("\nTargets\n", paste(tg, collapse = "\n"), "\n", sep = "")
   md <- c("# Benchmark results", "",
-          sprintf("Produced by `make bench` (bench/bench.R) on %s UTC.", format(Sys.time(), tz = "UTC", usetz = FALSE)),
-          "", sprintf("Machine: %s.", machine()), "",
+          sprintf("Produced by `make bench` (bench/bench.R) on %s UTC.",
+                  format(attr(tab, "when"), tz = "UTC", usetz = FALSE)),
+          "", sprintf("Machine: %s.", attr(tab, "machine")), "",
           paste("Times are medians of repeated calls (count in `reps`) after one warm-up call,",
                 "wall clock, including the allocation of the result; `first s` is that warm-up",
                 "call, the first of its kind in the process. Ratios are taken within one",
@@ -386,12 +400,13 @@ run_parent <- function() {
     if (file.exists(notes)) md <- c(md, "", readLines(notes))
   }
   writeLines(md, "bench/RESULTS.md")
-  saveRDS(tab, file.path(out_dir, "table.rds"))
   cat("\nwrote bench/RESULTS.md\n")
 }
 
 if (length(args) >= 1 && args[1] == "--child") {
   run_child(as.integer(args[2]), args[3])
+} else if (length(args) >= 1 && args[1] == "--report") {
+  write_report(readRDS(file.path(out_dir, "table.rds")))
 } else {
   run_parent()
 }
