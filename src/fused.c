@@ -205,8 +205,18 @@ RFF_INLINE void rff_stream_fence(void)
 #endif
 }
 
-/* cos/sin of the projections in p for frequency j into z; xmax holds the
-   chunk's column maxima (rff_chunk_absmax). With map->stream they go
+/* cos (and, for "pair", sin) of the projections p of frequency j into zc
+   (and zs); xmax holds the chunk's column maxima (rff_chunk_absmax). */
+RFF_INLINE void rff_trig_freq(const rff_fmap *map, int j, const double *p,
+                              const double *xmax, int nr, double *zc, double *zs)
+{
+    const double b = map->variant == RFF_VARIANT_PAIR ? 0.0 : map->phase[j];
+    const int checked =
+        rff_trig_needs_check(map->omega + (R_xlen_t) j * map->d, map->d, xmax, b);
+    rff_trig_chunk(p, b, map->scale, zc, zs, nr, checked);
+}
+
+/* rff_trig_freq() into rows i0.. of z. With map->stream the values go
    through the buffer buf (2 x RFF_FUSED_CHUNK) and streaming stores, else
    directly into z. */
 RFF_INLINE void rff_trig_column(const rff_fmap *map, int j, const double *p,
@@ -214,19 +224,35 @@ RFF_INLINE void rff_trig_column(const rff_fmap *map, int j, const double *p,
                                 int ldz, double *buf)
 {
     double *zc = z + (R_xlen_t) j * ldz + i0;
-    const int pair = map->variant == RFF_VARIANT_PAIR;
-    const double b = pair ? 0.0 : map->phase[j];
-    const int checked =
-        rff_trig_needs_check(map->omega + (R_xlen_t) j * map->d, map->d, xmax, b);
-    double *zs = pair ? zc + (R_xlen_t) map->m * ldz : NULL;
+    double *zs = map->variant == RFF_VARIANT_PAIR ? zc + (R_xlen_t) map->m * ldz : NULL;
     if (!map->stream) {
-        rff_trig_chunk(p, b, map->scale, zc, zs, nr, checked);
+        rff_trig_freq(map, j, p, xmax, nr, zc, zs);
         return;
     }
-    rff_trig_chunk(p, b, map->scale, buf, pair ? buf + RFF_FUSED_CHUNK : NULL, nr,
-                   checked);
+    rff_trig_freq(map, j, p, xmax, nr, buf, zs ? buf + RFF_FUSED_CHUNK : NULL);
     rff_stream_copy(zc, buf, nr);
-    if (pair) rff_stream_copy(zs, buf + RFF_FUSED_CHUNK, nr);
+    if (zs) rff_stream_copy(zs, buf + RFF_FUSED_CHUNK, nr);
+}
+
+/* Rows per chunk for input dimension d: a chunk of x (chunk x d) fits in
+   half of a 1 MB L2. */
+RFF_INLINE int rff_fused_chunk_rows(int d)
+{
+    int chunk = (int) ((R_xlen_t) RFF_FUSED_X_BYTES / ((R_xlen_t) d * sizeof(double)));
+    return chunk < 32 ? 32 : chunk > RFF_FUSED_CHUNK ? RFF_FUSED_CHUNK : chunk & ~7;
+}
+
+/* Projections of nj <= 4 frequencies w, w + d, ... into p, p +
+   RFF_FUSED_CHUNK, ... */
+RFF_INLINE void rff_project_group(const double *x, int ldx, int nr, const double *w,
+                                  int d, int nj, double *p)
+{
+    if (nj == 4) {
+        rff_project4(x, ldx, nr, w, d, p);
+        return;
+    }
+    for (int c = 0; c < nj; c++)
+        rff_project(x, ldx, nr, w + (R_xlen_t) c * d, d, p + c * RFF_FUSED_CHUNK);
 }
 
 /* Projection and cos/sin chunk by chunk, four frequencies at a time. */
@@ -234,24 +260,17 @@ RFF_CLONES
 static void rff_fused_rows(const rff_fmap *map, const double *x, int ldx,
                            int nrows, double *z, int ldz)
 {
-    const int d = map->d, m = map->m;
+    const int d = map->d, m = map->m, chunk = rff_fused_chunk_rows(d);
     double p[4 * RFF_FUSED_CHUNK], buf[2 * RFF_FUSED_CHUNK], xmax[RFF_FUSED_MAX_D];
-    /* rows whose x (chunk x d) fits in half of a 1 MB L2 */
-    int chunk = (int) ((R_xlen_t) RFF_FUSED_X_BYTES / ((R_xlen_t) d * sizeof(double)));
-    chunk = chunk < 32 ? 32 : chunk > RFF_FUSED_CHUNK ? RFF_FUSED_CHUNK : chunk & ~7;
     for (int i0 = 0; i0 < nrows; i0 += chunk) {
         const int nr = nrows - i0 < chunk ? nrows - i0 : chunk;
         rff_chunk_absmax(x + i0, ldx, nr, d, xmax);
-        int j = 0;
-        for (; j + 3 < m; j += 4) {
-            rff_project4(x + i0, ldx, nr, map->omega + (R_xlen_t) j * d, d, p);
-            for (int c = 0; c < 4; c++)
+        for (int j = 0; j < m; j += 4) {
+            const int nj = m - j < 4 ? m - j : 4;
+            rff_project_group(x + i0, ldx, nr, map->omega + (R_xlen_t) j * d, d, nj, p);
+            for (int c = 0; c < nj; c++)
                 rff_trig_column(map, j + c, p + c * RFF_FUSED_CHUNK, xmax, i0, nr, z,
                                 ldz, buf);
-        }
-        for (; j < m; j++) {
-            rff_project(x + i0, ldx, nr, map->omega + (R_xlen_t) j * d, d, p);
-            rff_trig_column(map, j, p, xmax, i0, nr, z, ldz, buf);
         }
     }
     if (map->stream) rff_stream_fence();
@@ -265,38 +284,29 @@ static void rff_fused_dot_rows(const rff_fmap *map, const double *x, int ldx,
                                int nrows, const double *v, int mv, double *out,
                                int ldo)
 {
-    const int d = map->d, m = map->m, pair = map->variant == RFF_VARIANT_PAIR;
+    const int d = map->d, m = map->m, chunk = rff_fused_chunk_rows(d);
+    const int pair = map->variant == RFF_VARIANT_PAIR;
     double p[4 * RFF_FUSED_CHUNK], buf[2 * RFF_FUSED_CHUNK], xmax[RFF_FUSED_MAX_D];
-    int chunk = (int) ((R_xlen_t) RFF_FUSED_X_BYTES / ((R_xlen_t) d * sizeof(double)));
-    chunk = chunk < 32 ? 32 : chunk > RFF_FUSED_CHUNK ? RFF_FUSED_CHUNK : chunk & ~7;
+    const double *bs = buf + RFF_FUSED_CHUNK;
     for (int i0 = 0; i0 < nrows; i0 += chunk) {
         const int nr = nrows - i0 < chunk ? nrows - i0 : chunk;
         rff_chunk_absmax(x + i0, ldx, nr, d, xmax);
-        for (int c = 0; c < mv; c++)
-            memset(out + (R_xlen_t) c * ldo + i0, 0, (size_t) nr * sizeof(double));
+        for (int k = 0; k < mv; k++)
+            memset(out + (R_xlen_t) k * ldo + i0, 0, (size_t) nr * sizeof(double));
         for (int j = 0; j < m; j += 4) {
             const int nj = m - j < 4 ? m - j : 4;
-            if (nj == 4)
-                rff_project4(x + i0, ldx, nr, map->omega + (R_xlen_t) j * d, d, p);
-            else
-                for (int c = 0; c < nj; c++)
-                    rff_project(x + i0, ldx, nr, map->omega + (R_xlen_t) (j + c) * d, d,
-                                p + c * RFF_FUSED_CHUNK);
+            rff_project_group(x + i0, ldx, nr, map->omega + (R_xlen_t) j * d, d, nj, p);
             for (int c = 0; c < nj; c++) {
                 const int jc = j + c;
-                const double b = pair ? 0.0 : map->phase[jc];
-                const int checked =
-                    rff_trig_needs_check(map->omega + (R_xlen_t) jc * d, d, xmax, b);
-                rff_trig_chunk(p + c * RFF_FUSED_CHUNK, b, map->scale, buf,
-                               pair ? buf + RFF_FUSED_CHUNK : NULL, nr, checked);
+                rff_trig_freq(map, jc, p + c * RFF_FUSED_CHUNK, xmax, nr, buf,
+                              pair ? buf + RFF_FUSED_CHUNK : NULL);
                 for (int k = 0; k < mv; k++) {
                     double *restrict o = out + (R_xlen_t) k * ldo + i0;
                     const double vc = v[k + (R_xlen_t) jc * mv];
                     if (pair) {
                         const double vs = v[k + (R_xlen_t) (jc + m) * mv];
                         RFF_SIMD
-                        for (int i = 0; i < nr; i++)
-                            o[i] += buf[i] * vc + buf[RFF_FUSED_CHUNK + i] * vs;
+                        for (int i = 0; i < nr; i++) o[i] += buf[i] * vc + bs[i] * vs;
                     } else {
                         RFF_SIMD
                         for (int i = 0; i < nr; i++) o[i] += buf[i] * vc;
