@@ -62,7 +62,6 @@ void rff_fmap_from_list(SEXP map, rff_fmap *out)
     }
     out->omega = REAL(omega);
     out->scale = sqrt(2.0 / out->D);
-    out->stream = 0;
     /* the feature type follows the kernel; user-defined spectral kernels
        (lists) have Fourier features */
     SEXP kernel = rff_list_elt(map, "kernel");
@@ -91,7 +90,6 @@ void rff_fmap_from_spec(const rff_spec *spec, const double *omega,
     out->scale = sqrt(2.0 / spec->D);
     out->features = spec->kernel->features;
     out->order = out->features == RFF_FEATURES_ARCCOS ? spec->order : 0;
-    out->stream = 0;
 }
 
 /* Arc-cosine features in place: the projection p gives
@@ -192,10 +190,7 @@ SEXP rff_features(SEXP x, SEXP map, SEXP threads_)
     if (Rf_ncols(x) != fm.d)
         Rf_error("`x` has %d columns but the map expects %d", Rf_ncols(x), fm.d);
     SEXP z = PROTECT(Rf_allocMatrix(REALSXP, n, fm.D));
-    const size_t bytes = (size_t) n * fm.D * sizeof(double);
-    /* a result larger than the caches goes straight to memory */
-    fm.stream = bytes >= RFF_STREAM_MIN_BYTES;
-    rff_prepare_result(REAL(z), bytes, threads);
+    rff_prepare_result(REAL(z), (size_t) n * fm.D * sizeof(double), threads);
     if (n > 0) rff_featurize(&fm, REAL(x), n, REAL(z), n, threads);
     UNPROTECT(1);
     return z;

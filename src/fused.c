@@ -13,10 +13,6 @@
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
-#if defined(__SSE2__) && defined(__x86_64__)
-#include <emmintrin.h>
-#define RFF_STREAM_STORES 1
-#endif
 
 /* One copy of the kernels per x86-64 level, chosen at load time (GCC's
    function multi-versioning; needs glibc's ifunc). Elsewhere the default
@@ -178,33 +174,6 @@ RFF_INLINE void rff_project4(const double *restrict x, int ldx, int nr,
     }
 }
 
-/* dst[0:n] = src[0:n] with streaming stores where the platform has them
-   (x86-64): the features are written once and not read back soon, so they
-   go to memory without first reading each destination line into the cache,
-   which halves the memory traffic of writing a large result. */
-RFF_INLINE void rff_stream_copy(double *restrict dst, const double *restrict src, int n)
-{
-#ifdef RFF_STREAM_STORES
-    int i = 0;
-    if (n > 0 && ((uintptr_t) dst & 15) != 0) {
-        dst[0] = src[0];
-        i = 1;
-    }
-    for (; i + 1 < n; i += 2) _mm_stream_pd(dst + i, _mm_loadu_pd(src + i));
-    if (i < n) dst[i] = src[i];
-#else
-    memcpy(dst, src, (size_t) n * sizeof(double));
-#endif
-}
-
-/* Orders the streaming stores before whatever the thread does next. */
-RFF_INLINE void rff_stream_fence(void)
-{
-#ifdef RFF_STREAM_STORES
-    _mm_sfence();
-#endif
-}
-
 /* cos (and, for "pair", sin) of the projections p of frequency j into zc
    (and zs); xmax holds the chunk's column maxima (rff_chunk_absmax). */
 RFF_INLINE void rff_trig_freq(const rff_fmap *map, int j, const double *p,
@@ -216,22 +185,14 @@ RFF_INLINE void rff_trig_freq(const rff_fmap *map, int j, const double *p,
     rff_trig_chunk(p, b, map->scale, zc, zs, nr, checked);
 }
 
-/* rff_trig_freq() into rows i0.. of z. With map->stream the values go
-   through the buffer buf (2 x RFF_FUSED_CHUNK) and streaming stores, else
-   directly into z. */
+/* rff_trig_freq() into rows i0.. of z. */
 RFF_INLINE void rff_trig_column(const rff_fmap *map, int j, const double *p,
                                 const double *xmax, int i0, int nr, double *z,
-                                int ldz, double *buf)
+                                int ldz)
 {
     double *zc = z + (R_xlen_t) j * ldz + i0;
     double *zs = map->variant == RFF_VARIANT_PAIR ? zc + (R_xlen_t) map->m * ldz : NULL;
-    if (!map->stream) {
-        rff_trig_freq(map, j, p, xmax, nr, zc, zs);
-        return;
-    }
-    rff_trig_freq(map, j, p, xmax, nr, buf, zs ? buf + RFF_FUSED_CHUNK : NULL);
-    rff_stream_copy(zc, buf, nr);
-    if (zs) rff_stream_copy(zs, buf + RFF_FUSED_CHUNK, nr);
+    rff_trig_freq(map, j, p, xmax, nr, zc, zs);
 }
 
 /* Rows per chunk for input dimension d: a chunk of x (chunk x d) fits in
@@ -261,7 +222,7 @@ static void rff_fused_rows(const rff_fmap *map, const double *x, int ldx,
                            int nrows, double *z, int ldz)
 {
     const int d = map->d, m = map->m, chunk = rff_fused_chunk_rows(d);
-    double p[4 * RFF_FUSED_CHUNK], buf[2 * RFF_FUSED_CHUNK], xmax[RFF_FUSED_MAX_D];
+    double p[4 * RFF_FUSED_CHUNK], xmax[RFF_FUSED_MAX_D];
     for (int i0 = 0; i0 < nrows; i0 += chunk) {
         const int nr = nrows - i0 < chunk ? nrows - i0 : chunk;
         rff_chunk_absmax(x + i0, ldx, nr, d, xmax);
@@ -269,11 +230,9 @@ static void rff_fused_rows(const rff_fmap *map, const double *x, int ldx,
             const int nj = m - j < 4 ? m - j : 4;
             rff_project_group(x + i0, ldx, nr, map->omega + (R_xlen_t) j * d, d, nj, p);
             for (int c = 0; c < nj; c++)
-                rff_trig_column(map, j + c, p + c * RFF_FUSED_CHUNK, xmax, i0, nr, z,
-                                ldz, buf);
+                rff_trig_column(map, j + c, p + c * RFF_FUSED_CHUNK, xmax, i0, nr, z, ldz);
         }
     }
-    if (map->stream) rff_stream_fence();
 }
 
 /* out[i, c] = sum_j z(x_i)_j v[c, j] (v: mv x D, out: nrows x mv, leading

@@ -76,8 +76,6 @@ typedef struct {
     double scale;         /* sqrt(2 / D) */
     int features;         /* RFF_FEATURES_*; 0 (Fourier) when left zeroed */
     int order;            /* arc-cosine order (0 or 1) */
-    int stream;           /* 1: write z with streaming stores (a large result
-                             not read back soon); 0: ordinary stores */
 } rff_fmap;
 
 enum { RFF_SAMPLER_IID = 0, RFF_SAMPLER_ORTHOGONAL = 1, RFF_SAMPLER_QMC = 2 };
@@ -130,9 +128,6 @@ void rff_dot_rows_si(const rff_fmap *map, const double *x, int ldx, int nrows,
 /* ---- small argument helpers (backstops behind the R-level checks) ---- */
 
 #define RFF_BLOCK_ROWS 256
-/* Results of rff_features() from this size on are written with streaming
-   stores (larger than the caches of most machines). */
-#define RFF_STREAM_MIN_BYTES ((size_t) 64 << 20)
 
 static R_INLINE int rff_as_int(SEXP s, const char *what, int lo)
 {

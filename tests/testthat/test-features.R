@@ -140,21 +140,3 @@ test_that("huge inputs in some rows leave the other rows of their chunk exact", 
     expect_lt(max(abs(rff_features(x, map = m) - ref_features(x, m))), 1e-12)
   }
 })
-
-test_that("a result larger than the caches (streaming stores) is exact", {
-  # n x D x 8 bytes above 64 MiB, where rff_features() writes with streaming
-  # stores; an odd n puts every other column off 16-byte alignment
-  set.seed(9)
-  n <- 16385
-  x <- matrix(rnorm(n * 2), n, 2)
-  for (v in c("pair", "phase")) {
-    m <- rff_map(2, D = 512, variant = v)
-    z <- rff_features(x, map = m, threads = 2)
-    expect_gte(length(z) * 8, 64 * 2^20)
-    rows <- c(1:3, 255:258, sample(n, 50), n - 1, n)
-    expect_lt(max(abs(z[rows, ] - ref_features(x[rows, , drop = FALSE], m))), 1e-12)
-    # and equal to the same rows featurized alone (ordinary stores)
-    expect_identical(z[rows, ], rff_features(x[rows, , drop = FALSE], map = m),
-                     ignore_attr = "rff_map")
-  }
-})
