@@ -15,7 +15,9 @@
 #
 # Environment: BENCH_REPS (timed repetitions per row, default 5; rows whose
 # first call takes over 2 s use 3, cheap rows (median under 0.5 s) 11), BENCH_ONLY (comma-separated workload
-# prefixes, e.g. "F1,F2"), BENCH_CONFIGS (e.g. "default-1,openblas-2").
+# prefixes, e.g. "F1,F2"), BENCH_CONFIGS (e.g. "default-1,openblas-2"),
+# BENCH_MERGE_WITH (an earlier .build/bench/table.rds whose rows for the
+# workloads not measured now are kept, e.g. the long R1 rows).
 
 lib <- file.path(getwd(), ".build", "lib")
 openblas_dir <- "/usr/lib/x86_64-linux-gnu/openblas-pthread"
@@ -355,9 +357,23 @@ run_parent <- function() {
     tab$config <- cf$name
     tabs[[length(tabs) + 1]] <- tab
   }
-  tab <- ratio_table(do.call(rbind, tabs))
+  tab <- do.call(rbind, tabs)
+  tab$run <- format(Sys.time(), tz = "UTC", usetz = FALSE)
+  # BENCH_MERGE_WITH: an earlier table.rds whose rows for workloads this run
+  # did not measure (first word, e.g. "R1", per BLAS) are kept, with their
+  # run's date; ratios stay within one run
+  old_file <- Sys.getenv("BENCH_MERGE_WITH")
+  if (nzchar(old_file)) {
+    old <- readRDS(old_file)
+    if (is.null(old$run)) old$run <- format(attr(old, "when"), tz = "UTC", usetz = FALSE)
+    old$ratio_to_rff <- NULL
+    kind <- function(t) paste(t$config, sub(" .*", "", t$workload))
+    old <- old[!kind(old) %in% kind(tab), names(tab)]
+    tab <- rbind(tab, old)
+  }
+  tab <- ratio_table(tab)
   tab <- tab[order(tab$config, substr(tab$workload, 1, 2), tab$threads, tab$workload), ]
-  attr(tab, "when") <- Sys.time()
+  attr(tab, "when") <- sort(unique(tab$run))
   attr(tab, "machine") <- machine()
   saveRDS(tab, file.path(out_dir, "table.rds"))
   write_report(tab)
@@ -375,13 +391,15 @@ write_report <- function(tab) {
     `peak MB` = ifelse(is.na(tab$peak_mb), "", sprintf("%.0f", tab$peak_mb)),
     reps = ifelse(is.na(tab$reps), "", tab$reps),
     `first s` = ifelse(is.na(tab$first_s), "", sprintf("%.3f", tab$first_s)),
+    run = tab$run,
     blas = tab$blas, note = tab$note, check.names = FALSE)
   print(show, right = FALSE, row.names = FALSE)
   tg <- targets(tab)
   cat("\nTargets\n", paste(tg, collapse = "\n"), "\n", sep = "")
   md <- c("# Benchmark results", "",
-          sprintf("Produced by `make bench` (bench/bench.R) on %s UTC.",
-                  format(attr(tab, "when"), tz = "UTC", usetz = FALSE)),
+          sprintf("Produced by `make bench` (bench/bench.R) on %s UTC%s.",
+                  paste(attr(tab, "when"), collapse = " and "),
+                  if (length(attr(tab, "when")) > 1) " (column `run` tells which row is from which)" else ""),
           "", sprintf("Machine: %s.", attr(tab, "machine")), "",
           paste("Times are medians of repeated calls (count in `reps`) after one warm-up call,",
                 "wall clock, including the allocation of the result; `first s` is that warm-up",
@@ -389,11 +407,11 @@ write_report <- function(tab) {
                 "run and one BLAS. Peak memory is the growth of the R heap (gc's max used) or of",
                 "Python's traced allocations (tracemalloc, which sees numpy's buffers) during one call;",
                 "memory outside those heaps (BLAS workspace) is not counted."), "",
-          "| workload | tool | threads | median s | ratio to rff | peak MB | reps | first s | BLAS | note |",
-          "|---|---|---|---|---|---|---|---|---|---|",
-          sprintf("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |", show$workload, show$tool, show$threads,
-                  show$`median s`, show$`ratio to rff`, show$`peak MB`, show$reps, show$`first s`,
-                  show$blas, show$note),
+          "| workload | tool | threads | median s | ratio to rff | peak MB | reps | first s | run | BLAS | note |",
+          "|---|---|---|---|---|---|---|---|---|---|---|",
+          sprintf("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |", show$workload, show$tool,
+                  show$threads, show$`median s`, show$`ratio to rff`, show$`peak MB`, show$reps,
+                  show$`first s`, show$run, show$blas, show$note),
           "", "## Targets", "", "| BLAS | target | measured | goal | |", "|---|---|---|---|---|", tg)
   # the analysis, and the ridge memory benchmark (bench/ridge-memory.R)
   for (notes in c("bench/notes.md", "bench/RESULTS-ridge.md")) {
