@@ -342,11 +342,11 @@ static void rff_populate(char *a, size_t len, size_t page)
    contents are unspecified afterwards (the featurization writes every
    entry).
 
-   Huge pages are not asked for: on machines whose memory is provided
-   lazily (virtual machines) the first 2 MB pages of a session are slow to
-   get; measured on a 400 MB result, a first call took 1.1-1.7 s with
-   MADV_HUGEPAGE against 0.32-0.37 s without, for 0.1 s saved on later
-   calls. */
+   Huge pages are not asked for: where the host provides memory lazily
+   (virtual machines) they are slow to get whenever the ones freed a moment
+   ago are gone. Mapping 400 MB took 1.1-1.3 s with MADV_HUGEPAGE at the
+   first call and at every call after a 5 s pause, against 0.10-0.12 s with
+   4 KB pages and MADV_POPULATE_WRITE (bench/pages.c). */
 void rff_prepare_result(double *z, size_t bytes, int threads)
 {
     const size_t page = 4096;
