@@ -13,6 +13,9 @@
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
+#if defined(__linux__) || defined(__APPLE__)
+#include <unistd.h>
+#endif
 
 /* One copy of the kernels per x86-64 level, chosen at load time (GCC's
    function multi-versioning; needs glibc's ifunc). Elsewhere the default
@@ -324,6 +327,16 @@ void rff_featurize_rows_si(const rff_fmap *map, const double *x, int ldx,
     rff_trig_inplace(map, nrows, z, ldz);
 }
 
+/* The system's page size (4096 where it cannot be asked). */
+static size_t rff_page_size(void)
+{
+#if defined(__linux__) || defined(__APPLE__)
+    long ps = sysconf(_SC_PAGESIZE);
+    if (ps > 0) return (size_t) ps;
+#endif
+    return 4096;
+}
+
 /* Maps pages [a, a + len) of a fresh allocation for writing: one madvise
    (MADV_POPULATE_WRITE, Linux 5.14) where the kernel has it, else a store
    to each page. Either way the kernel zeroes the pages here. */
@@ -349,12 +362,13 @@ static void rff_populate(char *a, size_t len, size_t page)
    4 KB pages and MADV_POPULATE_WRITE (bench/pages.c). */
 void rff_prepare_result(double *z, size_t bytes, int threads)
 {
-    const size_t page = 4096;
+    const size_t page = rff_page_size();
     const uintptr_t start = ((uintptr_t) z + page - 1) & ~(uintptr_t) (page - 1);
     const uintptr_t end = ((uintptr_t) z + bytes) & ~(uintptr_t) (page - 1);
     if (end <= start) return;
     const R_xlen_t npages = (R_xlen_t) ((end - start) / page);
-    const R_xlen_t batch = 16384;  /* 64 MB between interrupt checks */
+    /* 64 MB between interrupt checks */
+    const R_xlen_t batch = (R_xlen_t) ((((size_t) 64 << 20) + page - 1) / page);
     int nth = threads > 0 ? threads : 1;
     for (R_xlen_t p0 = 0; p0 < npages; p0 += batch) {
         R_xlen_t p1 = p0 + batch < npages ? p0 + batch : npages;

@@ -59,7 +59,9 @@
 #define RFF_INLINE static inline
 #endif
 
-#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+/* 0: every type evaluated in its own precision; 16: the same for double
+   (only _Float16 is widened, e.g. GCC with AVX512-FP16) */
+#if defined(FLT_EVAL_METHOD) && (FLT_EVAL_METHOD == 0 || FLT_EVAL_METHOD == 16)
 /* v + 1.5 * 2^52 for |v| < 2^51 is 1.5 * 2^52 + round(v), exactly: its
    value less the constant is the rounded v, and its low mantissa bits are
    those of round(v) in two's complement, which give the quadrant (and the
@@ -96,7 +98,10 @@ RFF_INLINE double rff_round_bits(double v, uint64_t *bits)
     return t - RFF_ROUND_MAGIC;
 #else
     double k = nearbyint(v);
-    *bits = (uint64_t) (int64_t) k;
+    /* only the low bits matter, and only where |v| < 2^51 (elsewhere the
+       caller recomputes with libm): no out-of-range conversion for huge,
+       infinite or NaN v */
+    *bits = (uint64_t) (int64_t) (fabs(k) < 0x1p51 ? k : 0.0);
     return k;
 #endif
 }
