@@ -183,19 +183,19 @@ SEXP rff_kernel_error(SEXP x, SEXP y, SEXP K, SEXP source, SEXP reps_,
         }
         if (keep) est = REAL(estimate) + (R_xlen_t) r * nm;
         if (symmetric) {
-            rff_featurize(&fm, px, n, zx, n, threads);
+            rff_featurize(&fm, px, n, n, zx, n, threads);
             /* lower triangle by dsyrk, then mirrored */
             F77_CALL(dsyrk)("L", "N", &n, &D, &one, zx, &n, &zero, est, &n FCONE FCONE);
             for (int j = 1; j < n; j++)
                 for (int i = 0; i < j; i++)
                     est[i + (R_xlen_t) j * n] = est[j + (R_xlen_t) i * n];
         } else if (m <= ERR_SMALL_M) {
-            rff_featurize(&fm, py, m, zy, m, threads);
+            rff_featurize(&fm, py, m, m, zy, m, threads);
             est_block_ctx ctx = {&fm, px, zy, zx, est, n, m};
             rff_for_blocks(n, D, threads, est_block, &ctx);
         } else {
-            rff_featurize(&fm, px, n, zx, n, threads);
-            rff_featurize(&fm, py, m, zy, m, threads);
+            rff_featurize(&fm, px, n, n, zx, n, threads);
+            rff_featurize(&fm, py, m, m, zy, m, threads);
             F77_CALL(dgemm)("N", "T", &n, &m, &D, &one, zx, &n, zy, &m, &zero,
                             est, &n FCONE FCONE);
         }
@@ -220,10 +220,7 @@ SEXP rff_kernel_error(SEXP x, SEXP y, SEXP K, SEXP source, SEXP reps_,
         R_CheckUserInterrupt();
     }
 
-    const char *nms[] = {"errors", "estimate", ""};
-    SEXP out = PROTECT(Rf_mkNamed(VECSXP, nms)); nprotect++;
-    SET_VECTOR_ELT(out, 0, errors);
-    SET_VECTOR_ELT(out, 1, estimate);
+    SEXP out = rff_list2("errors", errors, "estimate", estimate);
     UNPROTECT(nprotect);
     return out;
 }

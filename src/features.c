@@ -2,16 +2,35 @@
    statistics and the kernel-error replications all call. */
 #include "rff.h"
 
+/* The position of a single string s among the NULL-terminated names, the
+   `what` argument's codes; an error otherwise. */
+int rff_string_code(SEXP s, const char *what, const char *const *names)
+{
+    if (!Rf_isString(s) || XLENGTH(s) != 1 || STRING_ELT(s, 0) == NA_STRING)
+        Rf_error("`%s` must be a single string", what);
+    const char *v = CHAR(STRING_ELT(s, 0));
+    for (int i = 0; names[i]; i++)
+        if (strcmp(v, names[i]) == 0) return i;
+    Rf_error("unknown %s \"%s\"", what, v);
+    return -1; /* not reached */
+}
+
 int rff_variant_code(SEXP variant)
 {
-    if (!Rf_isString(variant) || XLENGTH(variant) != 1 ||
-        STRING_ELT(variant, 0) == NA_STRING)
-        Rf_error("`variant` must be a single string");
-    const char *s = CHAR(STRING_ELT(variant, 0));
-    if (strcmp(s, "pair") == 0) return RFF_VARIANT_PAIR;
-    if (strcmp(s, "phase") == 0) return RFF_VARIANT_PHASE;
-    Rf_error("unknown variant \"%s\"", s);
-    return -1; /* not reached */
+    /* in the order of RFF_VARIANT_* */
+    static const char *const names[] = {"pair", "phase", NULL};
+    return rff_string_code(variant, "variant", names);
+}
+
+/* list(a = va, b = vb); va and vb protected by the caller. */
+SEXP rff_list2(const char *a, SEXP va, const char *b, SEXP vb)
+{
+    const char *nms[] = {a, b, ""};
+    SEXP out = PROTECT(Rf_mkNamed(VECSXP, nms));
+    SET_VECTOR_ELT(out, 0, va);
+    SET_VECTOR_ELT(out, 1, vb);
+    UNPROTECT(1);
+    return out;
 }
 
 /* Position of the element called name in a named list, or -1. */
@@ -160,7 +179,7 @@ void rff_for_blocks(int n, int D, int threads, rff_block_fn fn, void *ctx)
 typedef struct {
     const rff_fmap *map;
     const double *x;
-    int n;
+    int ldx;
     double *z;
     int ldz;
 } featurize_ctx;
@@ -168,15 +187,15 @@ typedef struct {
 static void featurize_block(void *ctx_, int r0, int nr)
 {
     const featurize_ctx *c = ctx_;
-    rff_featurize_rows(c->map, c->x + r0, c->n, nr, c->z + r0, c->ldz);
+    rff_featurize_rows(c->map, c->x + r0, c->ldx, nr, c->z + r0, c->ldz);
 }
 
-/* All n rows of x (n x d, column-major) into z (n x D, leading dimension
-   ldz). */
-void rff_featurize(const rff_fmap *map, const double *x, int n, double *z,
+/* n rows of x (n x d, column-major, leading dimension ldx) into z (n x D,
+   leading dimension ldz). */
+void rff_featurize(const rff_fmap *map, const double *x, int ldx, int n, double *z,
                    int ldz, int threads)
 {
-    featurize_ctx ctx = {map, x, n, z, ldz};
+    featurize_ctx ctx = {map, x, ldx, z, ldz};
     rff_for_blocks(n, map->D, threads, featurize_block, &ctx);
 }
 
@@ -191,7 +210,7 @@ SEXP rff_features(SEXP x, SEXP map, SEXP threads_)
         Rf_error("`x` has %d columns but the map expects %d", Rf_ncols(x), fm.d);
     SEXP z = PROTECT(Rf_allocMatrix(REALSXP, n, fm.D));
     rff_prepare_result(REAL(z), (size_t) n * fm.D * sizeof(double), threads);
-    if (n > 0) rff_featurize(&fm, REAL(x), n, REAL(z), n, threads);
+    if (n > 0) rff_featurize(&fm, REAL(x), n, n, REAL(z), n, threads);
     UNPROTECT(1);
     return z;
 }

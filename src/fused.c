@@ -71,6 +71,13 @@ RFF_INLINE void rff_trig_chunk(const double *restrict p, double b, double s,
         for (int i = 0; i < nr; i++) zc[i] = s * rff_cos_fast(p[i] + b);
     }
     if (!checked) return;
+    /* a vector scan first: nearly always nothing is out of range */
+    int out = 0;
+#ifdef _OPENMP
+#pragma omp simd reduction(|:out)
+#endif
+    for (int i = 0; i < nr; i++) out |= !rff_trig_fast_ok(p[i] + b);
+    if (!out) return;
     for (int i = 0; i < nr; i++) {
         double a = p[i] + b;
         if (!rff_trig_fast_ok(a)) {

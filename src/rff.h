@@ -105,7 +105,9 @@ int rff_order_code(SEXP order);
 int rff_is_spectral(SEXP kernel);
 void rff_draw_orthogonal(const rff_spec *spec, double *omega);
 void rff_draw_qmc(const rff_spec *spec, double *omega, double *phase);
+int rff_string_code(SEXP s, const char *what, const char *const *names);
 int rff_variant_code(SEXP variant);
+SEXP rff_list2(const char *a, SEXP va, const char *b, SEXP vb);
 void rff_spec_from_list(SEXP spec, rff_spec *out);
 void rff_spec_draw(const rff_spec *spec, double *omega, double *phase);
 void rff_fmap_from_list(SEXP map, rff_fmap *out);
@@ -117,7 +119,7 @@ void rff_featurize_rows(const rff_fmap *map, const double *x, int ldx,
 void rff_featurize_rows_si(const rff_fmap *map, const double *x, int ldx,
                            int nrows, double *z, int ldz);
 void rff_prepare_result(double *z, size_t bytes, int threads);
-void rff_featurize(const rff_fmap *map, const double *x, int n, double *z,
+void rff_featurize(const rff_fmap *map, const double *x, int ldx, int n, double *z,
                    int ldz, int threads);
 typedef void (*rff_block_fn)(void *ctx, int r0, int nr);
 void rff_for_blocks(int n, int D, int threads, rff_block_fn fn, void *ctx);

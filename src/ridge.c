@@ -41,23 +41,6 @@ static void syrk_blocks(const double *a, int lda, int nr, int D, double *c,
     }
 }
 
-/* Features of rows r0..r0+nr-1 of x (n rows) into z (leading dimension ldz),
-   shared among threads in fixed blocks of RFF_BLOCK_ROWS rows. */
-static void featurize_block(const rff_fmap *fm, const double *x, int n,
-                            int r0, int nr, double *z, int ldz, int threads)
-{
-    const int nsub = (nr + RFF_BLOCK_ROWS - 1) / RFF_BLOCK_ROWS;
-    (void) threads;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static)
-#endif
-    for (int s = 0; s < nsub; s++) {
-        int i0 = s * RFF_BLOCK_ROWS;
-        int m = nr - i0 < RFF_BLOCK_ROWS ? nr - i0 : RFF_BLOCK_ROWS;
-        rff_featurize_rows(fm, x + r0 + i0, n, m, z + i0, ldz);
-    }
-}
-
 static int chunk_rows(SEXP chunk_size, int D, R_xlen_t rows)
 {
     int cs = rff_as_int(chunk_size, "chunk_size", 1);
@@ -111,7 +94,7 @@ SEXP rff_ridge_stats(SEXP x, SEXP y, SEXP yshift, SEXP map, SEXP rows,
     const double one = 1.0;
     for (int r0 = from; r0 < to; r0 += cs) {
         int nr = to - r0 < cs ? to - r0 : cs;
-        featurize_block(&fm, px, n, r0, nr, z, cs, threads);
+        rff_featurize(&fm, px + r0, n, nr, z, cs, threads);
         syrk_blocks(z, cs, nr, D, pztz, threads);
         for (int k = 0; k < q; k++) {
             const double *yk = py + (R_xlen_t) k * n + r0;
@@ -169,7 +152,7 @@ SEXP rff_ridge_predict(SEXP x, SEXP map, SEXP beta, SEXP chunk_size,
     const double one = 1.0, zero = 0.0;
     for (int r0 = 0; r0 < n; r0 += cs) {
         int nr = n - r0 < cs ? n - r0 : cs;
-        featurize_block(&fm, REAL(x), n, r0, nr, z, cs, threads);
+        rff_featurize(&fm, REAL(x) + r0, n, nr, z, cs, threads);
         if (k > 0)
             F77_CALL(dgemm)("N", "N", &nr, &k, &D, &one, z, &cs, REAL(beta), &D,
                             &zero, REAL(out) + r0, &n FCONE FCONE);
@@ -247,10 +230,7 @@ SEXP rff_ridge_eigen(SEXP A)
                      REAL(values), REAL(vectors), &D, isuppz, work, &lwork,
                      iwork, &liwork, &info FCONE FCONE FCONE);
     if (info != 0) Rf_error("the eigendecomposition failed (dsyevr info = %d)", info);
-    const char *nms[] = {"values", "vectors", ""};
-    SEXP out = PROTECT(Rf_mkNamed(VECSXP, nms)); nprotect++;
-    SET_VECTOR_ELT(out, 0, values);
-    SET_VECTOR_ELT(out, 1, vectors);
+    SEXP out = rff_list2("values", values, "vectors", vectors);
     UNPROTECT(nprotect);
     return out;
 }

@@ -70,15 +70,9 @@ void rff_quantile_matern(int d, double nu, const double *u, double *omega)
 
 int rff_sampler_code(SEXP sampler)
 {
-    if (!Rf_isString(sampler) || XLENGTH(sampler) != 1 ||
-        STRING_ELT(sampler, 0) == NA_STRING)
-        Rf_error("`sampler` must be a single string");
-    const char *s = CHAR(STRING_ELT(sampler, 0));
-    if (strcmp(s, "iid") == 0) return RFF_SAMPLER_IID;
-    if (strcmp(s, "orthogonal") == 0) return RFF_SAMPLER_ORTHOGONAL;
-    if (strcmp(s, "qmc") == 0) return RFF_SAMPLER_QMC;
-    Rf_error("unknown sampler \"%s\"", s);
-    return -1; /* not reached */
+    /* in the order of RFF_SAMPLER_* */
+    static const char *const names[] = {"iid", "orthogonal", "qmc", NULL};
+    return rff_string_code(sampler, "sampler", names);
 }
 
 int rff_order_code(SEXP order)
@@ -210,10 +204,7 @@ SEXP rff_draw_map(SEXP spec_)
                   spec.variant == RFF_VARIANT_PHASE ? REAL(phase) : NULL);
     PutRNGstate();
 
-    const char *nms[] = {"omega", "phase", ""};
-    SEXP out = PROTECT(Rf_mkNamed(VECSXP, nms)); nprotect++;
-    SET_VECTOR_ELT(out, 0, omega);
-    SET_VECTOR_ELT(out, 1, phase);
+    SEXP out = rff_list2("omega", omega, "phase", phase);
     UNPROTECT(nprotect);
     return out;
 }
