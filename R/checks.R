@@ -82,6 +82,20 @@ check_positive <- function(x, arg) {
   as.double(x)
 }
 
+# The Matern smoothness: a positive number, within [nu_range] for the Matern
+# kernel (the other kernels ignore it).
+nu_range <- c(0.05, 1e6)
+check_nu <- function(nu, kernel) {
+  nu <- check_positive(nu, "nu")
+  if (identical(kernel, "matern") && (nu < nu_range[1L] || nu > nu_range[2L])) {
+    rff_abort("nu", sprintf(paste0(
+      "`nu` must be between %g and %g for the Matern kernel, got %s; as nu grows ",
+      "the kernel tends to the Gaussian (kernel = \"gaussian\")"),
+      nu_range[1L], nu_range[2L], format(nu)))
+  }
+  nu
+}
+
 check_string <- function(x, arg, choices) {
   if (!is.character(x) || length(x) != 1L || is.na(x)) {
     rff_abort(arg, sprintf("`%s` must be one of %s, got %s", arg,

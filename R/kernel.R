@@ -43,7 +43,7 @@ rff_kernel <- function(x, y = NULL, kernel = "gaussian", lengthscale = 1,
     order <- if (is.null(map$order)) 1L else map$order
   } else {
     kernel <- check_kernel(kernel)
-    nu <- check_positive(nu, "nu")
+    nu <- check_nu(nu, kernel)
     order <- check_order(order)
     lengthscale <- resolve_lengthscale(lengthscale, x)
   }

@@ -36,8 +36,14 @@
 #'   [rff_features()] and [rff_kernel()] also accept `"median"` (the median
 #'   heuristic, see [rff_median_lengthscale()]); `rff_map()`, which sees no
 #'   data, does not.
-#' @param nu Smoothness of the Matern kernel (positive); ignored by other
-#'   kernels.
+#' @param nu Smoothness of the Matern kernel, between 0.05 and 1e6; ignored
+#'   by other kernels (which only need it positive). As `nu` grows the Matern
+#'   kernel tends to the Gaussian kernel with the same lengthscale (their
+#'   largest difference is about 0.23 / `nu`), so beyond the range use
+#'   `kernel = "gaussian"`. Below it the kernel is close to a spike at 0 and
+#'   its frequencies are astronomically large; near the lower end a
+#'   frequency's scale is capped at about 1e154 (a cap reached with
+#'   probability below 1e-15).
 #' @param order Order of the arc-cosine kernel, 0 or 1; ignored by other
 #'   kernels.
 #' @param variant `"pair"` (default): `D/2` frequencies, each giving a cosine
@@ -88,7 +94,7 @@ map_spec <- function(d, D = 500, kernel = "gaussian", lengthscale = 1, nu = 1.5,
   }
   kernel <- check_kernel(kernel)
   lengthscale <- check_lengthscale(lengthscale, d)
-  nu <- check_positive(nu, "nu")
+  nu <- check_nu(nu, kernel)
   order <- check_order(order)
   sampler <- check_sampler(sampler)
   check_sampler_kernel(sampler, kernel, variant)

@@ -123,8 +123,19 @@ shift_stats <- function(s, to) {
   s
 }
 
-same_map <- function(a, b) {
-  identical(unclass(a), unclass(b))
+# Maps are the same when their numbers and settings are. A user-defined
+# spectral kernel is compared by its name: its functions get new
+# environments whenever statistics travel (serialization to and from a
+# cluster worker), so identical() on the closures would refuse equal maps;
+# the drawn frequencies and phases identify the draw.
+same_map <- function(a, b) identical(map_content(a), map_content(b))
+
+map_content <- function(map) {
+  map <- unclass(map)
+  if (inherits(map$kernel, "rff_spectral")) {
+    map$kernel <- c(rff_spectral = map$kernel$name)
+  }
+  map
 }
 
 # Combines statistics of disjoint row blocks (sign = -1 removes a block

@@ -39,7 +39,7 @@ rff_variance <- function(delta, D, kernel = "gaussian", lengthscale = 1,
   D <- check_feature_counts(D, variant)
   kernel <- check_shift_invariant(kernel)
   lengthscale <- check_lengthscale(lengthscale, ncol(delta))
-  nu <- check_positive(nu, "nu")
+  nu <- check_nu(nu, kernel)
   k <- nrow(delta)
   if (length(D) != 1L && k != 1L && length(D) != k) {
     rff_abort("D", sprintf(

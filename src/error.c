@@ -217,7 +217,7 @@ SEXP rff_kernel_error(SEXP x, SEXP y, SEXP K, SEXP source, SEXP reps_,
             rel_spec = sym_spectral_norm(&ws, ws.a) / knorm;
         }
         err[r + (R_xlen_t) ERR_REL_SPEC * reps] = rel_spec;
-        R_CheckUserInterrupt();
+        rff_check_interrupt();
     }
 
     SEXP out = rff_list2("errors", errors, "estimate", estimate);

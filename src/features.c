@@ -1,82 +1,29 @@
-/* Featurization: the one blocked routine that the feature matrix, the ridge
-   statistics and the kernel-error replications all call. */
+/* Featurization: a map read back from R, and the one blocked routine that
+   the feature matrix, the ridge statistics and the kernel-error
+   replications all call (the shift-invariant kernels are in fused.c). */
 #include "rff.h"
-
-/* The position of a single string s among the NULL-terminated names, the
-   `what` argument's codes; an error otherwise. */
-int rff_string_code(SEXP s, const char *what, const char *const *names)
-{
-    if (!Rf_isString(s) || XLENGTH(s) != 1 || STRING_ELT(s, 0) == NA_STRING)
-        Rf_error("`%s` must be a single string", what);
-    const char *v = CHAR(STRING_ELT(s, 0));
-    for (int i = 0; names[i]; i++)
-        if (strcmp(v, names[i]) == 0) return i;
-    Rf_error("unknown %s \"%s\"", what, v);
-    return -1; /* not reached */
-}
-
-int rff_variant_code(SEXP variant)
-{
-    /* in the order of RFF_VARIANT_* */
-    static const char *const names[] = {"pair", "phase", NULL};
-    return rff_string_code(variant, "variant", names);
-}
-
-/* list(a = va, b = vb); va and vb protected by the caller. */
-SEXP rff_list2(const char *a, SEXP va, const char *b, SEXP vb)
-{
-    const char *nms[] = {a, b, ""};
-    SEXP out = PROTECT(Rf_mkNamed(VECSXP, nms));
-    SET_VECTOR_ELT(out, 0, va);
-    SET_VECTOR_ELT(out, 1, vb);
-    UNPROTECT(1);
-    return out;
-}
-
-/* Position of the element called name in a named list, or -1. */
-static R_xlen_t list_index(SEXP list, const char *name)
-{
-    SEXP names = Rf_getAttrib(list, R_NamesSymbol);
-    if (TYPEOF(list) != VECSXP || !Rf_isString(names)) return -1;
-    for (R_xlen_t i = 0; i < XLENGTH(list); i++)
-        if (strcmp(CHAR(STRING_ELT(names, i)), name) == 0) return i;
-    return -1;
-}
-
-SEXP rff_list_elt(SEXP list, const char *name)
-{
-    R_xlen_t i = list_index(list, name);
-    if (i < 0) Rf_error("expected a named list with element \"%s\"", name);
-    return VECTOR_ELT(list, i);
-}
-
-/* The element called name, or R_NilValue when the list has none. */
-SEXP rff_list_elt_opt(SEXP list, const char *name)
-{
-    R_xlen_t i = list_index(list, name);
-    return i < 0 ? R_NilValue : VECTOR_ELT(list, i);
-}
 
 /* Reads and re-checks an "rff_map" list; pointers stay valid while map is
    protected by the caller. */
 void rff_fmap_from_list(SEXP map, rff_fmap *out)
 {
     if (TYPEOF(map) != VECSXP || !Rf_isString(Rf_getAttrib(map, R_NamesSymbol)))
-        Rf_error("`map` must be an rff_map");
-    SEXP omega = rff_list_elt(map, "omega"), phase = rff_list_elt(map, "phase");
+        rff_abort_arg("map", "`map` must be an rff_map");
+    /* phase is NULL, or absent, in a "pair" map */
+    SEXP omega = rff_list_elt(map, "omega"), phase = rff_list_elt_opt(map, "phase");
     out->variant = rff_variant_code(rff_list_elt(map, "variant"));
     out->D = rff_as_int(rff_list_elt(map, "D"), "map$D", 1);
     rff_check_real_matrix(omega, "map$omega");
     out->d = Rf_nrows(omega);
     out->m = Rf_ncols(omega);
-    if (out->d < 1) Rf_error("`map$omega` must have at least one row");
+    if (out->d < 1) rff_abort_arg("map", "`map$omega` must have at least one row");
     if (out->variant == RFF_VARIANT_PAIR) {
         if (out->m * 2 != out->D || phase != R_NilValue)
-            Rf_error("`map` is inconsistent: \"pair\" needs D/2 frequencies and no phase");
+            rff_abort_arg("map", "`map` is inconsistent: \"pair\" needs D/2 frequencies and no phase");
         out->phase = NULL;
     } else {
         if (out->m != out->D || !Rf_isReal(phase) || XLENGTH(phase) != out->D)
-            Rf_error("`map` is inconsistent: \"phase\" needs D frequencies and D phases");
+            rff_abort_arg("map", "`map` is inconsistent: \"phase\" needs D frequencies and D phases");
         out->phase = REAL(phase);
     }
     out->omega = REAL(omega);
@@ -91,7 +38,7 @@ void rff_fmap_from_list(SEXP map, rff_fmap *out)
         out->features = RFF_FEATURES_ARCCOS;
         out->order = rff_order_code(rff_list_elt_opt(map, "order"));
         if (out->variant != RFF_VARIANT_PAIR)
-            Rf_error("`map` is inconsistent: an arc-cosine map has variant \"pair\"");
+            rff_abort_arg("map", "`map` is inconsistent: an arc-cosine map has variant \"pair\"");
     }
 }
 
@@ -172,7 +119,7 @@ void rff_for_blocks(int n, int D, int threads, rff_block_fn fn, void *ctx)
             int r0 = (int) (b * RFF_BLOCK_ROWS);
             fn(ctx, r0, n - r0 < RFF_BLOCK_ROWS ? n - r0 : RFF_BLOCK_ROWS);
         }
-        R_CheckUserInterrupt();
+        rff_check_interrupt();
     }
 }
 

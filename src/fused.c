@@ -388,7 +388,7 @@ void rff_prepare_result(double *z, size_t bytes, int threads)
                 rff_populate((char *) (start + (size_t) q0 * page),
                              (size_t) (q1 - q0) * page, page);
         }
-        R_CheckUserInterrupt();
+        rff_check_interrupt();
     }
 }
 

@@ -1,4 +1,4 @@
-/* Routine registration, and nothing else. */
+/* Routine registration, and the note of which process loaded the package. */
 #include "rff.h"
 #include <R_ext/Rdynload.h>
 
@@ -15,6 +15,7 @@ static const R_CallMethodDef CallEntries[] = {
     CALLDEF(rff_ridge_chol, 3),
     CALLDEF(rff_ridge_eigen, 1),
     CALLDEF(rff_trig, 1),
+    CALLDEF(rff_interrupt_hook, 2),
     {NULL, NULL, 0}
 };
 
@@ -23,4 +24,5 @@ void R_init_rff(DllInfo *dll)
     R_registerRoutines(dll, NULL, CallEntries, NULL, NULL);
     R_useDynamicSymbols(dll, FALSE);
     R_forceSymbols(dll, TRUE);
+    rff_runtime_init();   /* the process id that tells a forked child */
 }

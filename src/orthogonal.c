@@ -40,7 +40,7 @@ void rff_draw_orthogonal(const rff_spec *spec, double *omega)
             const double *q = g + (R_xlen_t) k * d;
             for (int i = 0; i < d; i++) col[i] = r * q[i];
         }
-        R_CheckUserInterrupt();
+        rff_check_interrupt();
     }
     vmaxset(vmax);
 }

@@ -109,7 +109,7 @@ void rff_draw_qmc(const rff_spec *spec, double *omega, double *phase)
         for (int k = 0; k < s; k++) u[k] = open_unit(halton_coord(&h, j, k));
         spec->kernel->quantile(d, spec->nu, u, omega + (R_xlen_t) j * d);
         if (with_phase) phase[j] = 2.0 * M_PI * halton_coord(&h, j, s - 1);
-        if (j % 8192 == 8191) R_CheckUserInterrupt();
+        if (j % 8192 == 8191) rff_check_interrupt();
     }
     vmaxset(vmax);
 }

@@ -19,7 +19,37 @@
 #include <omp.h>
 #endif
 
-/* ---- kernels: one table of (name, spectral sampler, exact kappa) ---- */
+/* The files form layers, each using only those below it (a test checks the
+   object files for cycles): args.c, runtime.c (argument, list, thread and
+   interrupt helpers) -> spectral.c (spectral laws) -> kernels.c (the kernel
+   table, exact kernels) -> sample.c, orthogonal.c, qmc.c (map drawing) ->
+   features.c, fused.c (featurization) -> ridge.c, error.c (consumers).
+   init.c only registers the .Call routines. */
+
+/* ---- bottom layer: argument, list, thread and interrupt helpers ---- */
+
+/* An rff_error naming the argument; does not return. */
+void rff_abort_arg(const char *arg, const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 2, 3), noreturn))
+#endif
+    ;
+int rff_string_code(SEXP s, const char *what, const char *const *names);
+int rff_variant_code(SEXP variant);
+int rff_sampler_code(SEXP sampler);
+int rff_order_code(SEXP order);
+SEXP rff_list_elt(SEXP list, const char *name);
+SEXP rff_list_elt_opt(SEXP list, const char *name);
+SEXP rff_list2(const char *a, SEXP va, const char *b, SEXP vb);
+void rff_runtime_init(void);
+int rff_in_forked_child(void);
+/* The threads a routine uses: `threads`, at most the number of processors,
+   and one in a forked child. */
+int rff_threads(SEXP threads);
+/* R_CheckUserInterrupt(), counted (see rff_interrupt_hook). */
+void rff_check_interrupt(void);
+
+/* ---- spectral laws and kernels: one table of (name, law, exact kappa) ---- */
 
 /* Draws one frequency (length d) of the unit-lengthscale spectral measure. */
 typedef void (*rff_draw_fn)(int d, double param, double *omega);
@@ -50,8 +80,7 @@ typedef struct {
     int features;               /* RFF_FEATURES_* */
 } rff_kernel_def;
 
-const rff_kernel_def *rff_kernel_lookup(SEXP name);
-
+/* spectral laws (spectral.c) */
 void rff_draw_gaussian(int d, double param, double *omega);
 void rff_draw_laplace(int d, double param, double *omega);
 void rff_draw_matern(int d, double param, double *omega);
@@ -60,7 +89,15 @@ double rff_radius_matern(int d, double param);
 void rff_quantile_gaussian(int d, double param, const double *u, double *omega);
 void rff_quantile_laplace(int d, double param, const double *u, double *omega);
 void rff_quantile_matern(int d, double param, const double *u, double *omega);
+
+/* kernels (kernels.c) */
+/* The valid range of the Matern nu (see ?rff_map). */
+#define RFF_NU_MIN 0.05
+#define RFF_NU_MAX 1e6
+const rff_kernel_def *rff_kernel_lookup(SEXP name);
 double rff_arccos_exact(const double *a, const double *b, int d, double order);
+int rff_is_spectral(SEXP kernel);
+double rff_nu_value(SEXP nu, const rff_kernel_def *k);
 
 /* ---- feature maps as seen by the featurization routine ---- */
 
@@ -98,18 +135,13 @@ typedef struct {
 
 extern const rff_kernel_def rff_spectral_def;
 
-SEXP rff_list_elt(SEXP list, const char *name);
-SEXP rff_list_elt_opt(SEXP list, const char *name);
-int rff_sampler_code(SEXP sampler);
-int rff_order_code(SEXP order);
-int rff_is_spectral(SEXP kernel);
+
+/* map drawing (sample.c, orthogonal.c, qmc.c) */
 void rff_draw_orthogonal(const rff_spec *spec, double *omega);
 void rff_draw_qmc(const rff_spec *spec, double *omega, double *phase);
-int rff_string_code(SEXP s, const char *what, const char *const *names);
-int rff_variant_code(SEXP variant);
-SEXP rff_list2(const char *a, SEXP va, const char *b, SEXP vb);
 void rff_spec_from_list(SEXP spec, rff_spec *out);
 void rff_spec_draw(const rff_spec *spec, double *omega, double *phase);
+/* featurization (features.c, fused.c) */
 void rff_fmap_from_list(SEXP map, rff_fmap *out);
 void rff_fmap_from_spec(const rff_spec *spec, const double *omega,
                         const double *phase, rff_fmap *out);
@@ -127,7 +159,7 @@ int rff_dot_fused_ok(const rff_fmap *map);
 void rff_dot_rows_si(const rff_fmap *map, const double *x, int ldx, int nrows,
                      const double *v, int mv, double *out, int ldo);
 
-/* ---- small argument helpers (backstops behind the R-level checks) ---- */
+/* ---- inline argument helpers (backstops behind the R-level checks) ---- */
 
 #define RFF_BLOCK_ROWS 256
 
@@ -169,19 +201,6 @@ static R_INLINE const double *rff_check_lengthscale(SEXP ls, int d)
     return l;
 }
 
-static R_INLINE int rff_threads(SEXP threads)
-{
-    int nth = rff_as_int(threads, "threads", 1);
-#ifdef _OPENMP
-    int mx = omp_get_num_procs();
-    if (nth > mx) nth = mx;
-    return nth;
-#else
-    (void) nth;
-    return 1;
-#endif
-}
-
 /* .Call entry points */
 SEXP rff_draw_map(SEXP spec);
 SEXP rff_features(SEXP x, SEXP map, SEXP threads);
@@ -196,5 +215,6 @@ SEXP rff_ridge_predict(SEXP x, SEXP map, SEXP beta, SEXP chunk_size,
 SEXP rff_ridge_chol(SEXP A, SEXP B, SEXP nl);
 SEXP rff_ridge_eigen(SEXP A);
 SEXP rff_trig(SEXP x);
+SEXP rff_interrupt_hook(SEXP after, SEXP threads);
 
 #endif

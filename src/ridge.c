@@ -116,7 +116,7 @@ SEXP rff_ridge_stats(SEXP x, SEXP y, SEXP yshift, SEXP map, SEXP rows,
             for (int i = 0; i < nr; i++) s += zj[i];
             pzs[j] += s;
         }
-        R_CheckUserInterrupt();
+        rff_check_interrupt();
     }
     for (int j = 0; j < D; j++)
         for (int i = j + 1; i < D; i++)
@@ -156,7 +156,7 @@ SEXP rff_ridge_predict(SEXP x, SEXP map, SEXP beta, SEXP chunk_size,
         if (k > 0)
             F77_CALL(dgemm)("N", "N", &nr, &k, &D, &one, z, &cs, REAL(beta), &D,
                             &zero, REAL(out) + r0, &n FCONE FCONE);
-        R_CheckUserInterrupt();
+        rff_check_interrupt();
     }
     UNPROTECT(1);
     return out;

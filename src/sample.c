@@ -1,87 +1,8 @@
-/* Spectral samplers: frequencies drawn with R's RNG on the main thread. */
+/* Map drawing: the parameters of a map read from an R list, and its
+   frequencies and phases drawn by the chosen sampler (i.i.d. from the
+   kernel's spectral law here; orthogonal.c and qmc.c for the others), with
+   R's RNG on the main thread. */
 #include "rff.h"
-#include <float.h>
-
-/* Gaussian kernel exp(-|u|^2/2): omega ~ N(0, I). */
-void rff_draw_gaussian(int d, double param, double *omega)
-{
-    (void) param;
-    for (int k = 0; k < d; k++) omega[k] = norm_rand();
-}
-
-/* Product Laplace kernel exp(-|u|_1): independent standard Cauchy coordinates. */
-void rff_draw_laplace(int d, double param, double *omega)
-{
-    (void) param;
-    for (int k = 0; k < d; k++) omega[k] = tan(M_PI * unif_rand());
-}
-
-/* Matern-nu: multivariate t with 2 nu degrees of freedom, one chi-square
-   draw shared by all coordinates of the frequency (not one per coordinate). */
-void rff_draw_matern(int d, double nu, double *omega)
-{
-    for (int k = 0; k < d; k++) omega[k] = norm_rand();
-    double u = rchisq(2.0 * nu);
-    /* u can underflow to 0 for tiny nu; redraw rather than divide by 0 */
-    while (u <= 0.0) u = rchisq(2.0 * nu);
-    double s = sqrt(2.0 * nu / u);
-    for (int k = 0; k < d; k++) omega[k] *= s;
-}
-
-/* Radial laws, for the orthogonal sampler: the norm of a unit-lengthscale
-   frequency. Gaussian: chi with d degrees of freedom. */
-double rff_radius_gaussian(int d, double param)
-{
-    (void) param;
-    return sqrt(rchisq((double) d));
-}
-
-/* Matern-nu: |z| sqrt(2 nu / u), z ~ N(0, I_d), u ~ chi^2_{2 nu}. */
-double rff_radius_matern(int d, double nu)
-{
-    double r2 = rchisq((double) d);
-    double u = rchisq(2.0 * nu);
-    while (u <= 0.0) u = rchisq(2.0 * nu);
-    return sqrt(r2 * 2.0 * nu / u);
-}
-
-/* Inverse CDFs of the spectral measures, for the QMC sampler: a point u of
-   the open unit cube (d coordinates, plus qmc_extra) to one frequency. */
-void rff_quantile_gaussian(int d, double param, const double *u, double *omega)
-{
-    (void) param;
-    for (int k = 0; k < d; k++) omega[k] = qnorm(u[k], 0.0, 1.0, 1, 0);
-}
-
-void rff_quantile_laplace(int d, double param, const double *u, double *omega)
-{
-    (void) param;
-    for (int k = 0; k < d; k++) omega[k] = tan(M_PI * (u[k] - 0.5));
-}
-
-/* Multivariate t: d normal quantiles and one chi-square quantile (u[d]). */
-void rff_quantile_matern(int d, double nu, const double *u, double *omega)
-{
-    double c = qchisq(u[d], 2.0 * nu, 1, 0);
-    if (!(c > 0.0)) c = DBL_MIN;
-    double s = sqrt(2.0 * nu / c);
-    for (int k = 0; k < d; k++) omega[k] = s * qnorm(u[k], 0.0, 1.0, 1, 0);
-}
-
-int rff_sampler_code(SEXP sampler)
-{
-    /* in the order of RFF_SAMPLER_* */
-    static const char *const names[] = {"iid", "orthogonal", "qmc", NULL};
-    return rff_string_code(sampler, "sampler", names);
-}
-
-int rff_order_code(SEXP order)
-{
-    if (order == R_NilValue) return 1;
-    double v = rff_as_double(order, "order");
-    if (v != 0.0 && v != 1.0) Rf_error("`order` must be 0 or 1");
-    return (int) v;
-}
 
 /* Reads and checks the parameters a map is drawn from. */
 void rff_spec_from_list(SEXP spec, rff_spec *out)
@@ -97,8 +18,7 @@ void rff_spec_from_list(SEXP spec, rff_spec *out)
     out->d = rff_as_int(rff_list_elt(spec, "d"), "d", 1);
     out->D = rff_as_int(rff_list_elt(spec, "D"), "D", 1);
     out->variant = rff_variant_code(rff_list_elt(spec, "variant"));
-    out->nu = rff_as_double(rff_list_elt(spec, "nu"), "nu");
-    if (!(out->nu > 0)) Rf_error("`nu` must be positive");
+    out->nu = rff_nu_value(rff_list_elt(spec, "nu"), out->kernel);
     if (out->variant == RFF_VARIANT_PAIR && out->D % 2 != 0)
         Rf_error("`D` must be even for variant \"pair\"");
     out->m = out->variant == RFF_VARIANT_PAIR ? out->D / 2 : out->D;
@@ -149,6 +69,18 @@ static void draw_spectral(const rff_spec *spec, double *omega)
     UNPROTECT(nprotect);
 }
 
+/* A drawn map is checked as a given one is: frequencies divided by a tiny
+   lengthscale overflow to infinity, which would make every feature NaN. */
+static void check_drawn(const rff_spec *spec, const double *omega)
+{
+    R_xlen_t len = (R_xlen_t) spec->d * spec->m;
+    for (R_xlen_t i = 0; i < len; i++)
+        if (!R_FINITE(omega[i]))
+            rff_abort_arg("lengthscale",
+                          "`lengthscale` is too small: the frequencies (1/lengthscale "
+                          "times the spectral draws) overflow to infinity");
+}
+
 /* Fills omega (d x m) and, for "phase", phase (length D). The order of the
    draws (all frequencies column by column, then all phases) is part of the
    contract: rff_map() and the replicated error study draw identical maps.
@@ -165,6 +97,7 @@ void rff_spec_draw(const rff_spec *spec, double *omega, double *phase)
         }
         if (spec->variant == RFF_VARIANT_PHASE)
             for (int j = 0; j < spec->D; j++) phase[j] = 2.0 * M_PI * unif_rand();
+        check_drawn(spec, omega);
         return;
     }
     /* the other samplers fill unit-lengthscale frequencies, then scale */
@@ -186,6 +119,7 @@ void rff_spec_draw(const rff_spec *spec, double *omega, double *phase)
     }
     if (spec->variant == RFF_VARIANT_PHASE && !phase_done)
         for (int j = 0; j < spec->D; j++) phase[j] = 2.0 * M_PI * unif_rand();
+    check_drawn(spec, omega);
 }
 
 /* list(omega, phase) drawn from the parameters in spec. */

@@ -1,0 +1,80 @@
+/* Threads and interrupts: how many threads a routine may start (one in a
+   forked child), and the interrupt checks of long loops (with a countdown
+   that the tests use to interrupt at a known point). Bottom layer. */
+#include "rff.h"
+#include <signal.h>
+#ifndef _WIN32
+#include <unistd.h>
+#endif
+
+/* GCC's OpenMP runtime keeps its thread pool across fork(), so a parallel
+   region of more than one thread in a forked child (parallel::mclapply,
+   future's multicore plan) waits forever for threads that do not exist in
+   the child. A process whose id differs from the one that loaded the
+   package is such a child, and runs every routine on one thread. A pid
+   check rather than a pthread_atfork() handler: a handler cannot be
+   removed when the package is unloaded, and would then be called at a
+   dangling address. */
+#ifndef _WIN32
+static pid_t loaded_pid = 0;
+#endif
+
+void rff_runtime_init(void)
+{
+#ifndef _WIN32
+    loaded_pid = getpid();
+#endif
+}
+
+int rff_in_forked_child(void)
+{
+#ifndef _WIN32
+    return loaded_pid != 0 && getpid() != loaded_pid;
+#else
+    return 0;
+#endif
+}
+
+int rff_threads(SEXP threads)
+{
+    int nth = rff_as_int(threads, "threads", 1);
+#ifdef _OPENMP
+    int mx = omp_get_num_procs();
+    if (nth > mx) nth = mx;
+    if (rff_in_forked_child()) nth = 1;
+    return nth;
+#else
+    (void) nth;
+    return 1;
+#endif
+}
+
+/* Interrupt checks, counted; when the countdown is armed, the check at
+   which it reaches zero raises SIGINT first, as a Ctrl-C would. */
+static double checks_done = 0;
+static double countdown = 0;   /* 0: not armed */
+
+void rff_check_interrupt(void)
+{
+    checks_done++;
+    if (countdown > 0 && --countdown == 0) raise(SIGINT);
+    R_CheckUserInterrupt();
+}
+
+/* For the tests: the number of interrupt checks made so far in this
+   process, the threads a routine asking for `threads` would use, whether
+   this is a forked child; and arms the countdown to raise SIGINT at the
+   after-th check from now (after = 0 disarms). */
+SEXP rff_interrupt_hook(SEXP after, SEXP threads)
+{
+    double a = rff_as_double(after, "after");
+    if (a < 0) rff_abort_arg("after", "`after` must be >= 0");
+    const char *nms[] = {"checks", "threads", "forked", ""};
+    SEXP out = PROTECT(Rf_mkNamed(VECSXP, nms));
+    SET_VECTOR_ELT(out, 0, Rf_ScalarReal(checks_done));
+    SET_VECTOR_ELT(out, 1, Rf_ScalarInteger(rff_threads(threads)));
+    SET_VECTOR_ELT(out, 2, Rf_ScalarLogical(rff_in_forked_child()));
+    countdown = floor(a);
+    UNPROTECT(1);
+    return out;
+}
