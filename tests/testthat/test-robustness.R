@@ -1,4 +1,4 @@
-# Randomized robustness: a few hundred calls mixing valid and invalid shapes
+# Randomized robustness: a few thousand calls mixing valid and invalid shapes
 # and values through every exported entry point, run in a child process so
 # that a crash is reported as a failure. Every call must either return a
 # finite result of the right shape or raise an rff_error.
@@ -16,8 +16,17 @@ pools <- list(
            data.frame(a = "x"), matrix(1e300, 2, 2), -0),
   D = list(4, 10, 1, 2L, 0, -2, 3.5, NA, Inf, "10", 1e10, c(4, 6), NULL, TRUE),
   kernel = list("gaussian", "laplace", "matern", "rbf", NA, 1, c("a", "b"), NULL),
-  lengthscale = list(1, c(1, 2), 0.01, 1e6, 0, -1, NA, Inf, "a", NULL, numeric(0), c(1, 2, 3)),
-  nu = list(0.5, 2.5, 0.01, 40, 0, -1, NA, Inf, "1", NULL),
+  lengthscale = list(1, c(1, 2), 0.01, 1e6, 0, -1, NA, Inf, "a", NULL, numeric(0), c(1, 2, 3),
+                     1e-310, 1e-300),
+  nu = list(0.5, 2.5, 0.05, 40, 1e6, 0, -1, NA, Inf, "1", NULL, 1e-20, 0.01, 3e9, 64.5),
+  intercept = list(TRUE, FALSE, NA, "yes", c(TRUE, FALSE)),
+  max_rows = list(2000, 2, 10, 1, 0, NA, "a", 1e9),
+  sampler_fn = list(function(m, d) matrix(rnorm(m * d), d, m),
+                    function(m, d) matrix(rt(m * d, df = 3), d, m),
+                    function(m, d) matrix(Inf, d, m), function(m, d) "a",
+                    function(m, d) matrix(1, m + 1, d), function() 1, 1, NULL),
+  kappa_fn = list(function(delta) exp(-sum(delta^2) / 2), function(delta) NA, 1, NULL),
+  name = list("mine", "other", NA, 1, c("a", "b"), NULL),
   variant = list("pair", "phase", "x", NA, NULL, 2),
   threads = list(NULL, 1, 2, 0, -1, NA, 1.5, "2", 1e6),
   map = list(NULL, good_map, phase_map, rff_map(1, D = 4), unclass(good_map), list(),
@@ -49,23 +58,44 @@ fns <- list(
   rff_map = args_of("d", "D", "kernel", "lengthscale", "nu", "variant"),
   rff_features = args_of("x", "D", "kernel", "lengthscale", "nu", "variant", "map", "threads"),
   rff_kernel = args_of("x", "y", "kernel", "lengthscale", "nu", "map"),
-  rff_ridge = args_of("x", y = "resp", "D", "kernel", "lengthscale", "lambda", "map",
-                      "chunk_size", "threads"),
-  rff_stats = args_of("x", y = "resp", "map", "chunk_size"),
-  rff_cv = args_of("x", y = "resp", "folds", "lambda", "D", "kernel"),
+  rff_ridge = args_of("x", y = "resp", "D", "kernel", "lengthscale", "nu", "variant",
+                      "lambda", "map", "intercept", "chunk_size", "threads"),
+  rff_stats = args_of("x", y = "resp", "map", "intercept", "chunk_size"),
+  rff_cv = args_of("x", y = "resp", "folds", "lambda", "D", "kernel", "variant", "intercept"),
   rff_kernel_error = args_of("x", "y", "D", "kernel", "variant", "reps", "keep", "map"),
   rff_variance = args_of("delta", "D", "kernel", "variant"),
   rff_tail_bound = args_of("D", "eps", "variant"),
-  predict = args_of(object = "fit", "newdata", "lambda")
+  predict = args_of(object = "fit", "newdata", "lambda"),
+  rff_median_lengthscale = args_of("x", "max_rows"),
+  rff_spectral = args_of(sample = "sampler_fn", kappa = "kappa_fn", "name"),
+  c = args_of(a = "stats1", b = "stats"),
+  user_map = args_of("d", "D", kernel = "spectral", "lengthscale", "variant")
 )
+# a map drawn from a user-defined spectral measure
+user_map <- function(...) rff_map(...)
 pools$fit <- list(rff_ridge(matrix(rnorm(20), 10, 2), rnorm(10), D = 6, progress = FALSE),
                   rff_ridge(matrix(rnorm(20), 10, 2), rnorm(10), D = 6, lambda = 0.1,
                             progress = FALSE))
-required <- c("d", "x", "delta", "eps", "object", "y")
+pools$fit <- c(pools$fit, list(
+  rff_cv(matrix(rnorm(40), 20, 2), rnorm(20), folds = 2, D = 6, progress = FALSE)))
+pools$stats <- list(rff_stats(matrix(rnorm(20), 10, 2), rnorm(10), map = good_map),
+                    rff_stats(matrix(rnorm(10), 5, 2), rnorm(5), map = good_map),
+                    rff_stats(matrix(rnorm(10), 5, 2), rnorm(5), map = phase_map),
+                    rff_stats(matrix(rnorm(10), 5, 2), rnorm(5), map = good_map, intercept = FALSE),
+                    rff_stats(matrix(rnorm(10), 5, 2), matrix(rnorm(10), 5, 2), map = good_map),
+                    NULL, good_map, 1)
+pools$stats1 <- pools$stats[1:5]   # c() dispatches on its first argument
+pools$spectral <- list(rff_spectral(function(m, d) matrix(rnorm(m * d), d, m),
+                                    function(delta) exp(-sum(delta^2) / 2)),
+                       rff_spectral(function(m, d) matrix(Inf, d, m), function(delta) 1),
+                       "gaussian", list(sample = 1))
+required <- c("d", "x", "delta", "eps", "object", "y", "sample", "kappa", "a")
 pools$d <- list(1, 2, 3L, 0, -1, 2.5, NA, "2", NULL, 1e10)
 # how many leading entries of each pool are valid values; they are drawn
 # half of the time so that valid calls are frequent too
-nvalid <- c(x = 3, D = 4, kernel = 3, lengthscale = 4, nu = 4, variant = 2,
+nvalid <- c(x = 3, D = 4, kernel = 3, lengthscale = 4, nu = 5, variant = 2,
+            intercept = 2, max_rows = 3, sampler_fn = 2, kappa_fn = 1, name = 2,
+            stats = 2, stats1 = 5, spectral = 1,
             threads = 3, map = 3, y = 3, d = 3, resp = 3, lambda = 4, chunk_size = 3,
             reps = 2, keep = 2, folds = 2, delta = 3, eps = 2, newdata = 2, fit = 2)
 finite_result <- function(fn, res) {
@@ -74,13 +104,18 @@ finite_result <- function(fn, res) {
     rff_ridge = inherits(res, "rff_ridge") && all(is.finite(res$coefficients)),
     rff_stats = inherits(res, "rff_stats") && all(is.finite(res$ZtZ)),
     rff_cv = inherits(res, "rff_cv") && all(is.finite(res$fit$coefficients)),
+    predict = is.numeric(res) && all(is.finite(res)),
     rff_kernel_error = is.data.frame(res) && all(is.finite(res$max_abs)),
     rff_variance = is.double(res) && all(is.finite(res) & res >= 0),
     rff_tail_bound = is.double(res) && all(is.finite(res) & res >= 0),
+    rff_median_lengthscale = is.double(res) && all(is.finite(res) & res > 0),
+    rff_spectral = inherits(res, "rff_spectral"),
+    c = inherits(res, "rff_stats") && all(is.finite(res$ZtZ)),
+    user_map = inherits(res, "rff_map") && all(is.finite(res$omega)),
     is.numeric(res) && all(is.finite(res)))
 }
 counts <- c(ok = 0, rff_error = 0, other = 0)
-for (i in seq_len(1500)) {
+for (i in seq_len(2500)) {
   fn <- names(fns)[sample.int(length(fns), 1)]
   args <- list()
   for (a in names(fns[[fn]])) {
