@@ -373,6 +373,28 @@ check_lambda <- function(lambda, arg = "lambda") {
   as.double(lambda)
 }
 
+# The lambda path asked for: given values, or the length and range of a
+# path chosen from the data (see lambda_values()).
+check_path <- function(lambda, nlambda, lambda_min_ratio) {
+  list(lambda = check_lambda(lambda),
+       nlambda = check_count(nlambda, "nlambda", lo = 1, hi = 10000),
+       ratio = check_ratio(lambda_min_ratio))
+}
+
+# The arguments every fit from data shares, checked in the order of the
+# signatures: x, y (by the model's `response` checker), lambda, intercept,
+# the rest of the path (lambda again, a no-op), threads, progress.
+check_fit_args <- function(x, y, lambda, intercept, nlambda, lambda_min_ratio,
+                           threads, progress, response = check_y) {
+  x <- check_x(x)
+  y <- response(y, nrow(x))
+  lambda <- check_lambda(lambda)
+  intercept <- check_flag(intercept, "intercept")
+  list(x = x, y = y, path = check_path(lambda, nlambda, lambda_min_ratio),
+       intercept = intercept, threads = check_threads(threads),
+       progress = check_flag(progress, "progress"))
+}
+
 check_chunk_size <- function(chunk_size, D) {
   if (is.null(chunk_size)) return(default_chunk_size(D))
   check_count(chunk_size, "chunk_size", lo = 1)

@@ -58,26 +58,22 @@ rff_cv <- function(x, y, folds = 10, lambda = NULL, lengthscale = 1, map = NULL,
                    intercept = TRUE, nlambda = 50, lambda_min_ratio = 1e-6,
                    foldid = NULL, chunk_size = NULL, threads = NULL,
                    progress = interactive(), ...) {
-  cl <- match.call()
-  cl[[1L]] <- as.name("rff_cv")
+  cl <- fit_call(match.call(), "rff_cv")
   check_required(c("x", "y"))
-  x <- check_x(x)
-  y <- check_y(y, nrow(x))
+  a <- check_fit_args(x, y, lambda, intercept, nlambda, lambda_min_ratio,
+                      threads, progress)
+  x <- a$x
+  y <- a$y
+  lambda <- a$path$lambda
   n <- nrow(x)
-  lambda <- check_lambda(lambda)
-  intercept <- check_flag(intercept, "intercept")
-  nlambda <- check_count(nlambda, "nlambda", lo = 1, hi = 10000)
-  lambda_min_ratio <- check_ratio(lambda_min_ratio)
-  threads <- check_threads(threads)
-  progress <- check_flag(progress, "progress")
   foldid <- check_foldid(foldid, folds, n)
   k <- max(foldid)
 
   if (is.null(map)) {
-    base <- ridge_map(ncol(x), NULL, lengthscale = 1, ...)
+    base <- fit_map(ncol(x), NULL, lengthscale = 1, ...)
     candidates <- check_candidates(lengthscale, ncol(x))
   } else {
-    base <- ridge_map(ncol(x), map, ...)
+    base <- fit_map(ncol(x), map, ...)
     candidates <- if (missing(lengthscale)) list(map$lengthscale) else
       check_candidates(lengthscale, ncol(x))
   }
@@ -87,7 +83,7 @@ rff_cv <- function(x, y, folds = 10, lambda = NULL, lengthscale = 1, map = NULL,
   rows <- split(seq_len(n), foldid)
   nl <- length(candidates)
   pb <- NULL
-  if (progress && nl * k > 1L) {
+  if (a$progress && nl * k > 1L) {
     pb <- utils::txtProgressBar(min = 0, max = nl * k, style = 3)
     on.exit(close(pb))
   }
@@ -99,19 +95,18 @@ rff_cv <- function(x, y, folds = 10, lambda = NULL, lengthscale = 1, map = NULL,
     m <- rescale_map(base, candidates[[ci]])
     fold_stats <- lapply(seq_len(k), function(j) {
       s <- accumulate_stats(x[rows[[j]], , drop = FALSE], y[rows[[j]], , drop = FALSE],
-                            m, intercept, chunk_size, threads, FALSE)
+                            m, a$intercept, chunk_size, a$threads, FALSE)
       if (!is.null(pb)) utils::setTxtProgressBar(pb, (ci - 1L) * k + j)
       s
     })
     total <- combine_stats(fold_stats)
-    if (is.null(lambda)) {
-      lambda <- lambda_path(ridge_system(total)$A, n, nlambda, lambda_min_ratio)
-    }
+    # the path of the first lengthscale serves all of them
+    if (is.null(lambda)) lambda <- lambda_values(a$path, normal_equations(total)$A, n)
     if (is.null(cvm)) cvm <- cvsd <- matrix(NA_real_, length(lambda), nl)
     # held-out sum of squared errors, folds x lambda
     sse <- t(vapply(seq_len(k), function(j) {
       train <- combine_stats(list(total, fold_stats[[j]]), sign = c(1, -1))
-      p <- ridge_path(ridge_system(train), lambda, nlambda, lambda_min_ratio)
+      p <- solve_path(normal_equations(train), lambda)
       heldout_sse(fold_stats[[j]], p)
     }, numeric(length(lambda))))
     sse <- matrix(sse, k)
@@ -126,8 +121,8 @@ rff_cv <- function(x, y, folds = 10, lambda = NULL, lengthscale = 1, map = NULL,
   }
   ij <- arrayInd(which.min(cvm), dim(cvm))
   lambda_best <- lambda[ij[1L]]
-  fit <- ridge_from_stats(best_total, lambda_best, 1L, lambda_min_ratio)
-  fit <- add_fitted(fit, x, y, chunk_size, threads)
+  fit <- ridge_from_stats(best_total, list(lambda = lambda_best))
+  fit <- add_fitted(fit, x, y, chunk_size, a$threads)
   fit$call <- cl
   ls_names <- vapply(candidates, function(l) paste(format(l, digits = 4), collapse = ","),
                      character(1))
@@ -157,19 +152,10 @@ heldout_sse <- function(s, p) {
   pmax(out, 0) / q
 }
 
-# The same draws at another lengthscale: omega has one row per input
-# column, each divided by its lengthscale.
-rescale_map <- function(map, lengthscale) {
-  d <- map$d
-  map$omega <- map$omega * (rep_len(map$lengthscale, d) / rep_len(lengthscale, d))
-  map$lengthscale <- lengthscale
-  map
-}
-
 #' @export
 print.rff_cv <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   cat(sprintf("Random-feature ridge regression, %d-fold cross-validation\n", max(x$foldid)))
-  cat(sprintf("  %s\n", ridge_map_line(x$fit$map)))
+  cat(sprintf("  %s\n", map_line(x$fit$map)))
   cat(sprintf("  %d lambda values x %d lengthscale%s\n", length(x$lambda),
               length(x$lengthscale), if (length(x$lengthscale) == 1L) "" else "s"))
   i <- x$best

@@ -77,35 +77,6 @@ rff_stats <- function(x, y, map, intercept = TRUE, chunk_size = NULL,
   accumulate_stats(x, y, map, intercept, chunk_size, threads, progress)
 }
 
-# Streams validated x (n x d) and y (n x q) through `map`. With a progress
-# bar, the rows go to C in up to 50 steps of whole chunks, so the blocks are
-# the same as without it.
-accumulate_stats <- function(x, y, map, intercept, chunk_size, threads, progress) {
-  n <- nrow(x)
-  yshift <- colMeans(y)
-  names(yshift) <- NULL
-  nchunks <- ceiling(n / chunk_size)
-  run <- function(from, to) {
-    .Call(C_rff_ridge_stats, x, y, yshift, map, c(from, to), chunk_size, threads)
-  }
-  if (!progress || nchunks < 2) {
-    s <- run(0, n)
-  } else {
-    steps <- min(nchunks, 50)
-    bounds <- pmin(round(seq(0, nchunks, length.out = steps + 1L)) * chunk_size, n)
-    pb <- utils::txtProgressBar(min = 0, max = n, style = 3)
-    on.exit(close(pb))
-    s <- NULL
-    for (i in seq_len(steps)) {
-      part <- run(bounds[i], bounds[i + 1L])
-      s <- if (is.null(s)) part else Map(`+`, s, part)
-      utils::setTxtProgressBar(pb, bounds[i + 1L])
-    }
-  }
-  new_stats(s$ZtZ, s$Zty, s$zsum, s$ysum, s$yty, yshift, n, map, intercept,
-            colnames(y))
-}
-
 new_stats <- function(ZtZ, Zty, zsum, ysum, yty, yshift, n, map, intercept, response) {
   structure(list(ZtZ = ZtZ, Zty = Zty, zsum = zsum, ysum = ysum, yty = yty,
                  yshift = yshift, n = n, map = map, intercept = intercept,

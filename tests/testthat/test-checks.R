@@ -116,3 +116,26 @@ test_that("the C routines re-check what they rely on", {
                      list(kernel = "gaussian", lengthscale = 1, nu = 1.5)))
   expect_error(.Call(rff:::C_rff_halton, -1L, 2L, TRUE))
 })
+
+test_that("the arguments a fit from data shares are checked in signature order", {
+  args <- function(...) {
+    a <- list(x = matrix(1:6, 3), y = c(1, 2, 3), lambda = NULL, intercept = TRUE,
+              nlambda = 5, lambda_min_ratio = 0.01, threads = 1, progress = FALSE)
+    do.call(rff:::check_fit_args, utils::modifyList(a, list(...)))
+  }
+  a <- args(lambda = c(2L, 1L))
+  expect_identical(a$x, matrix(as.double(1:6), 3))
+  expect_identical(dim(a$y), c(3L, 1L))
+  expect_identical(as.vector(a$y), c(1, 2, 3))
+  expect_identical(a$path, list(lambda = c(2, 1), nlambda = 5L, ratio = 0.01))
+  expect_identical(a[c("intercept", "threads", "progress")],
+                   list(intercept = TRUE, threads = 1L, progress = FALSE))
+  expect_rff_error(args(x = "a", y = 1:2), "x")
+  expect_rff_error(args(y = 1:2, lambda = -1), "y")
+  expect_rff_error(args(lambda = -1, intercept = NA), "lambda")
+  expect_rff_error(args(intercept = NA, nlambda = 0), "intercept")
+  expect_rff_error(args(nlambda = 0, lambda_min_ratio = 2), "nlambda")
+  expect_rff_error(args(lambda_min_ratio = 2, threads = 0), "lambda_min_ratio")
+  expect_rff_error(args(threads = 0, progress = NA), "threads")
+  expect_rff_error(args(progress = NA), "progress")
+})

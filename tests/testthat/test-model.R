@@ -1,0 +1,136 @@
+# The shared model machinery of R/model.R, against base-R computations on
+# the feature matrix of rff_features().
+
+model_data <- function(n = 120, d = 2, seed = 11) {
+  set.seed(seed)
+  x <- matrix(rnorm(n * d), n, d)
+  y <- cbind(a = cos(x[, 1]) + rnorm(n, sd = 0.1), b = x[, 2]^2 + 5)
+  list(x = x, y = y)
+}
+
+test_that("normal equations and path solves equal base-R ridge at every lambda", {
+  dat <- model_data()
+  n <- nrow(dat$x)
+  m <- rff_map(2, D = 24, lengthscale = 1.2)
+  Z <- unclass(rff_features(dat$x, map = m))[, ]
+  for (icpt in c(TRUE, FALSE)) {
+    s <- rff_stats(dat$x, dat$y, m, intercept = icpt)
+    sys <- rff:::normal_equations(s)
+    Zc <- if (icpt) sweep(Z, 2, colMeans(Z)) else Z
+    yc <- if (icpt) sweep(dat$y, 2, colMeans(dat$y)) else dat$y
+    expect_equal(sys$A, crossprod(Zc), tolerance = 1e-10)
+    expect_equal(unname(sys$b), unname(crossprod(Zc, yc)), tolerance = 1e-10)
+    expect_equal(sys$yy, unname(colSums(yc^2)), tolerance = 1e-10)
+    lambda <- c(0.1, 1e-3)
+    p <- rff:::solve_path(sys, lambda)
+    expect_equal(p$method, "eigen")
+    for (i in seq_along(lambda)) {
+      G <- crossprod(Zc) + n * lambda[i] * diag(24)
+      beta <- solve(G, crossprod(Zc, yc))
+      H <- Zc %*% solve(G, t(Zc)) + if (icpt) 1 / n else 0
+      a0 <- if (icpt) colMeans(dat$y) - drop(crossprod(beta, colMeans(Z))) else c(0, 0)
+      expect_equal(p$beta[, , i], unname(beta), tolerance = 1e-8)
+      expect_equal(p$intercept[, i], unname(a0), tolerance = 1e-8)
+      expect_equal(p$df[i], sum(diag(H)), tolerance = 1e-8)
+      res <- dat$y - Z %*% beta - rep(a0, each = n)
+      expect_equal(p$rss[i, ], unname(colSums(res^2)), tolerance = 1e-8)
+      one <- rff:::solve_path(sys, lambda[i])
+      expect_equal(one$method, "cholesky")
+      expect_equal(one$beta[, , 1L], p$beta[, , i], tolerance = 1e-8)
+      expect_equal(one$df, p$df[i], tolerance = 1e-8)
+    }
+  }
+})
+
+test_that("the data-driven lambda path starts at trace(A) / n", {
+  A <- crossprod(matrix(rnorm(60), 20, 3))
+  path <- rff:::check_path(NULL, 5, 1e-4)
+  lam <- rff:::lambda_values(path, A, 20)
+  expect_length(lam, 5)
+  expect_equal(lam[1L], sum(diag(A)) / 20)
+  expect_equal(lam[5L], 1e-4 * sum(diag(A)) / 20)
+  expect_equal(diff(log(lam)), rep(log(1e-4) / 4, 4))
+  expect_identical(rff:::lambda_values(rff:::check_path(c(3, 1L), 5, 1e-4), A, 20), c(3, 1))
+  expect_equal(rff:::lambda_values(path, matrix(0, 2, 2), 20)[1L], 1)
+})
+
+test_that("GCV is n RSS / (n - df)^2, infinite from df = n, best summed over responses", {
+  rss <- cbind(c(4, 1, 0.5), c(1, 1, 0.1))
+  df <- c(2, 5, 10)
+  g <- rff:::gcv_select(rss, df, 10)
+  expect_equal(g$gcv[1:2, ], 10 * rss[1:2, ] / (10 - df[1:2])^2)
+  expect_equal(g$gcv[3L, ], c(Inf, Inf))
+  expect_identical(g$best, which.min(rowSums(10 * rss[1:2, ] / (10 - df[1:2])^2)))
+  expect_identical(rff:::gcv_select(matrix(1, 1, 1), 3, 2)$best, 1L)
+})
+
+test_that("path arrays are shaped as vectors, matrices or arrays", {
+  a <- array(seq_len(24), c(4, 3, 2))
+  shape <- rff:::shape_by_lambda
+  rows <- letters[1:4]
+  expect_identical(shape(a[, 1, 1, drop = FALSE], rows, "y", "l1"),
+                   stats::setNames(1:4, rows))
+  expect_identical(shape(a[, 1, , drop = FALSE], rows, "y", c("l1", "l2")),
+                   matrix(c(1:4, 13:16), 4, dimnames = list(rows, c("l1", "l2"))))
+  expect_identical(shape(a[, , 2, drop = FALSE], rows, c("u", "v", "w"), "l2"),
+                   matrix(13:24, 4, dimnames = list(rows, c("u", "v", "w"))))
+  full <- shape(a, NULL, c("u", "v", "w"), c("l1", "l2"))
+  expect_identical(dimnames(full), list(NULL, c("u", "v", "w"), c("l1", "l2")))
+  expect_identical(unname(full), a)
+})
+
+test_that("predictions are Z beta + intercept at the chosen lambdas", {
+  dat <- model_data(n = 60)
+  m <- rff_map(2, D = 16, lengthscale = 0.8, variant = "phase")
+  fit <- rff_ridge(dat$x, dat$y, map = m, nlambda = 4, progress = FALSE)
+  Z <- unclass(rff_features(dat$x, map = m))[, ]
+  P <- rff:::predict_rows(fit, dat$x, c(2L, 4L), chunk_size = 7L, threads = 1L)
+  for (k in 1:2) {
+    i <- c(2L, 4L)[k]
+    ref <- Z %*% fit$coefficients[, , i] + rep(fit$intercept[, i], each = 60)
+    expect_equal(P[, , k], unname(ref), tolerance = 1e-10)
+  }
+})
+
+test_that("a rescaled map equals the map drawn at that lengthscale", {
+  for (l in list(2, c(0.5, 3))) {
+    set.seed(5)
+    base <- rff_map(2, D = 20, lengthscale = 1)
+    set.seed(5)
+    direct <- rff_map(2, D = 20, lengthscale = l)
+    expect_equal(unclass(rff:::rescale_map(base, l)), unclass(direct))
+  }
+})
+
+test_that("maps for fitting: given, drawn from arguments, or refused", {
+  m <- rff_map(3, D = 10)
+  expect_identical(rff:::fit_map(3, m), m)
+  set.seed(2)
+  drawn <- rff:::fit_map(3, NULL, D = 10, lengthscale = 2)
+  set.seed(2)
+  expect_identical(drawn, rff_map(3, D = 10, lengthscale = 2))
+  expect_error(rff:::fit_map(2, m), "drawn for 3 input columns", class = "rff_error")
+  expect_error(rff:::fit_map(3, m, D = 4), "do not also give `D`", class = "rff_error")
+})
+
+test_that("formula frames hold lm()'s model matrix and response", {
+  d <- data.frame(y = 1:8 + 0.5, u = c(2, 4, 1, 3, 5, 7, 6, 8),
+                  f = factor(rep(c("p", "q"), 4)))
+  d$u[2] <- NA
+  call <- quote(fit(formula = y ~ u + f, data = d, foo = 1))
+  fr <- rff:::formula_frame(call, environment())
+  ref <- lm(y ~ u + f, data = d)
+  expect_equal(fr$x, model.matrix(ref)[, -1L, drop = FALSE], ignore_attr = TRUE)
+  expect_equal(unname(fr$y), unname(model.response(model.frame(ref))))
+  expect_true(fr$intercept)
+  expect_identical(fr$model$xlevels, ref$xlevels)
+  expect_identical(names(fr$model$na.action), "2")
+  fr0 <- rff:::formula_frame(quote(fit(formula = y ~ u - 1, data = d)), environment())
+  expect_false(fr0$intercept)
+  expect_identical(colnames(fr0$x), "u")
+})
+
+test_that("a fit's call is shown as a call of the generic", {
+  cl <- rff:::fit_call(quote(rff_ridge.default(x, y, lambda = 1)), "rff_ridge")
+  expect_identical(cl, quote(rff_ridge(x, y, lambda = 1)))
+})
