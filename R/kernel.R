@@ -31,7 +31,8 @@ rff_kernel <- function(x, y = NULL, kernel = "gaussian", lengthscale = 1,
                        nu = 1.5, order = 1, map = NULL) {
   check_required("x")
   x <- check_x(x)
-  y <- if (is.null(y)) x else check_x(y, "y")
+  y_given <- !is.null(y)
+  y <- if (y_given) check_x(y, "y") else x
   if (!is.null(map)) {
     check_no_sampling_args(supplied_args(c("kernel", "lengthscale", "nu", "order"),
                                          environment()))
@@ -51,9 +52,14 @@ rff_kernel <- function(x, y = NULL, kernel = "gaussian", lengthscale = 1,
     rff_abort("y", sprintf("`y` has %d columns but `x` has %d", ncol(y), ncol(x)))
   }
   lengthscale <- check_lengthscale(lengthscale, ncol(x))
-  check_alloc(nrow(x), nrow(y), arg = "y")
+  check_alloc(nrow(x), nrow(y), arg = if (y_given) "y" else "x")
   spec <- list(kernel = kernel, lengthscale = lengthscale, nu = nu, order = order)
   K <- exact_kernel(x, y, spec)
+  if (!inherits(kernel, "rff_spectral") && any(!is.finite(K))) {
+    rff_abort("lengthscale", sprintf(paste0(
+      "the kernel values overflow: `lengthscale` (smallest %s) is too small ",
+      "for the scale of `x`"), format(min(lengthscale))))
+  }
   dimnames(K) <- list(rownames(x), rownames(y))
   K
 }

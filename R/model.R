@@ -139,7 +139,7 @@ solve_path <- function(sys, lambda) {
   intercept <- matrix(0, q, L)
   if (!is.null(sys$zbar)) {
     for (i in seq_len(L)) {
-      intercept[, i] <- sys$ybar - drop(crossprod(beta[, , i, drop = FALSE][, , 1L], sys$zbar))
+      intercept[, i] <- sys$ybar - drop(crossprod(matrix(beta[, , i], D, q), sys$zbar))
     }
     df <- df + 1
   }

@@ -75,6 +75,7 @@ static double kappa_matern(const double *u, int d, double nu)
     for (int k = 0; k < d; k++) r2 += u[k] * u[k];
     if (r2 == 0.0) return 1.0;
     double t = sqrt(2.0 * nu * r2);
+    if (!R_FINITE(t)) return 0.0;   /* an offset beyond the doubles' range */
     if (nu == 0.5) return exp(-t);
     if (nu == 1.5) return (1.0 + t) * exp(-t);
     if (nu == 2.5) return (1.0 + t + t * t / 3.0) * exp(-t);

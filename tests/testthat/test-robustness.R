@@ -121,8 +121,8 @@ for (i in seq_len(2500)) {
   for (a in names(fns[[fn]])) {
     pname <- fns[[fn]][[a]]
     # required arguments are left out now and then too
-    # (but not the object of predict, which chooses the method)
-    keep_arg <- if (a == "object") TRUE else if (a %in% required) runif(1) < 0.95 else runif(1) < 0.5
+    # (but not the first argument of predict or c, which chooses the method)
+    keep_arg <- if (a %in% c("object", "a")) TRUE else if (a %in% required) runif(1) < 0.95 else runif(1) < 0.5
     if (keep_arg) {
       pool <- pools[[pname]]
       k <- if (runif(1) < 0.5) sample.int(nvalid[[pname]], 1) else sample.int(length(pool), 1)

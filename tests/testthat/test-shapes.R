@@ -1,0 +1,82 @@
+# Every exported function on the smallest shapes, where R drops dimensions:
+# D in {1, 2}, n in {1, 2, 3}, d in {1, 2}, q in {1, 2} responses,
+# intercept on and off. Each result is checked against base R on the
+# feature matrix; a refusal must be an rff_error.
+
+ridge_ref <- function(Z, y, lambda, intercept) {
+  n <- nrow(Z)
+  if (intercept) {
+    zbar <- colMeans(Z); ybar <- colMeans(y)
+    Zc <- sweep(Z, 2, zbar); yc <- sweep(y, 2, ybar)
+  } else {
+    Zc <- Z; yc <- y
+  }
+  beta <- solve(crossprod(Zc) + n * lambda * diag(ncol(Z)), crossprod(Zc, yc))
+  b0 <- if (intercept) ybar - drop(crossprod(beta, zbar)) else rep(0, ncol(y))
+  list(beta = beta, b0 = b0, fit = Z %*% beta + rep(b0, each = n))
+}
+
+test_that("fits, statistics and predictions keep their shapes at D, n, d, q of 1 and 2", {
+  set.seed(5)
+  for (D in 1:2) for (variant in if (D == 1) "phase" else c("pair", "phase"))
+  for (n in 1:3) for (d in 1:2) for (q in 1:2) for (intercept in c(TRUE, FALSE)) {
+    label <- sprintf("D=%d %s n=%d d=%d q=%d intercept=%s", D, variant, n, d, q, intercept)
+    x <- matrix(rnorm(n * d), n, d)
+    y <- matrix(rnorm(n * q), n, q, dimnames = list(NULL, if (q > 1) c("a", "b")))
+    yy <- if (q == 1) y[, 1] else y
+    m <- rff_map(d, D = D, variant = variant)
+    Z <- rff_features(x, map = m)
+    expect_identical(dim(Z), c(n, D), label = label)
+    expect_identical(dim(rff_kernel(x)), c(n, n), label = label)
+    s <- rff_stats(x, yy, map = m, intercept = intercept)
+    expect_equal(s$ZtZ, crossprod(Z), tolerance = 1e-12, label = label, ignore_attr = TRUE)
+    fit <- tryCatch(rff_ridge(x, yy, map = m, lambda = 0.1, intercept = intercept,
+                              progress = FALSE), error = function(e) e)
+    if (inherits(fit, "error")) {
+      # one row with an intercept leaves nothing to fit
+      expect_s3_class(fit, "rff_error")
+      expect_true(n == 1 && intercept, label = label)
+      next
+    }
+    ref <- ridge_ref(Z, y, 0.1, intercept)
+    expect_equal(unname(matrix(fit$coefficients, D)), unname(ref$beta), tolerance = 1e-10,
+                 label = label)
+    expect_equal(unname(matrix(fit$intercept, 1)), unname(matrix(ref$b0, 1)), tolerance = 1e-10,
+                 label = label)
+    p <- predict(fit, x)
+    if (q == 1) {
+      expect_null(dim(p), label = label)
+      expect_equal(unname(p), ref$fit[, 1], tolerance = 1e-10, label = label)
+    } else {
+      expect_identical(dim(p), c(n, q), label = label)
+      expect_equal(unname(p), unname(ref$fit), tolerance = 1e-10, label = label)
+    }
+    # two lambdas: coefficients of every response at every lambda
+    fit2 <- rff_ridge(x, yy, map = m, lambda = c(0.1, 1), intercept = intercept,
+                      progress = FALSE)
+    p2 <- predict(fit2, x, lambda = 1)
+    ref2 <- ridge_ref(Z, y, 1, intercept)
+    expect_equal(unname(matrix(p2, n)), unname(ref2$fit), tolerance = 1e-10, label = label)
+    if (n >= 2) {
+      cv <- tryCatch(rff_cv(x, yy, folds = n, lambda = c(0.1, 1), map = m,
+                            intercept = intercept, progress = FALSE),
+                     error = function(e) e)
+      if (inherits(cv, "error")) expect_s3_class(cv, "rff_error") else
+        expect_equal(NROW(cv$cvm), 2L, label = label)
+    }
+    ke <- rff_kernel_error(x, map = m)
+    expect_equal(ke$max_abs, max(abs(tcrossprod(Z) - rff_kernel(x))), tolerance = 1e-12,
+                 label = label)
+  }
+})
+
+test_that("the theory helpers and the median heuristic on the smallest inputs", {
+  # 2 cos(w'x + b) cos(w'y + b) = cos(w'delta) + cos(w'(x + y) + 2b): second
+  # moment (1 + k(2 delta)) / 2 + 1 / 2, k(delta) = exp(-delta^2 / 2)
+  expect_equal(rff_variance(0.5, D = 1, variant = "phase"),
+               1 + exp(-1^2 / 2) / 2 - exp(-0.5^2 / 2)^2, tolerance = 1e-12)
+  expect_length(rff_variance(matrix(c(0.5, 1), 1, 2), D = 2), 1L)
+  expect_equal(rff_median_lengthscale(matrix(c(0, 3), 2, 1)), 3)
+  expect_error(rff_median_lengthscale(matrix(1, 1, 2)), class = "rff_error")
+  expect_equal(rff_tail_bound(1, 0.5, variant = "phase"), 2 * exp(-0.5^2 / 8))
+})
