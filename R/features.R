@@ -29,7 +29,10 @@
 #'   given, no new map is drawn, and none of `D`, `kernel`, `lengthscale`,
 #'   `nu`, `order`, `variant`, `sampler` may be given.
 #' @param threads Number of threads; default `getOption("rff.threads")`,
-#'   else all cores (at most 2 when `_R_CHECK_LIMIT_CORES_` is set).
+#'   else all cores (at most 2 when `_R_CHECK_LIMIT_CORES_` is set). In a
+#'   forked child process (`parallel::mclapply()`, `future::plan(multicore)`)
+#'   every routine runs on one thread, since OpenMP's threads do not survive
+#'   `fork()`.
 #' @return A double matrix with `nrow(x)` rows and `D` columns, with the map
 #'   as attribute `"rff_map"`.
 #' @seealso [rff_map()], [rff_kernel()].

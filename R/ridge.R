@@ -58,7 +58,10 @@
 #'   features (`2^21 / D` rows, at least 256). Results agree for every
 #'   block size up to rounding.
 #' @param threads Number of threads; default `getOption("rff.threads")`,
-#'   else all cores (at most 2 when `_R_CHECK_LIMIT_CORES_` is set). Results
+#'   else all cores (at most 2 when `_R_CHECK_LIMIT_CORES_` is set). In a
+#'   forked child process (`parallel::mclapply()`, `future::plan(multicore)`)
+#'   every routine runs on one thread, since OpenMP's threads do not survive
+#'   `fork()`. Results
 #'   do not depend on it.
 #' @param progress Show a text progress bar when more than one block is
 #'   streamed.
