@@ -8,13 +8,16 @@ child_ok <- function(code, timeout = 90) {
        output = paste(out$output, collapse = "\n"))
 }
 
-test_that("a child forked by mclapply after a threaded call runs single-threaded and finishes", {
-  skip_on_os("windows")
-  res <- child_ok('
-set.seed(1)
+# the parent featurizes on two threads before it forks
+parent_threaded <- 'set.seed(1)
 x <- matrix(rnorm(60000), ncol = 3)
 m <- rff_map(3, D = 200)
 Z <- rff_features(x, map = m, threads = 2)
+'
+
+test_that("a child forked by mclapply after a threaded call runs single-threaded and finishes", {
+  skip_on_os("windows")
+  res <- child_ok(paste0(parent_threaded, '
 y <- x[, 1]
 fit <- rff_ridge(x, y, map = m, lambda = 1e-3, threads = 2, progress = FALSE)
 out <- parallel::mclapply(1:2, function(i) {
@@ -28,24 +31,20 @@ stopifnot(out[[1]]$info$threads == 1L, out[[1]]$info$forked)
 info <- .Call(rff:::C_rff_interrupt_hook, 0, 2L)
 stopifnot(info$threads == 2L, !info$forked)
 cat("DONE\\n")
-', timeout = 60)
+'), timeout = 60)
   expect_true(res$ok, label = res$output)
 })
 
 test_that("future's multicore plan runs rff in forked workers after a threaded call", {
   skip_on_os("windows")
   skip_if_not_installed("future")
-  res <- child_ok('
-set.seed(1)
-x <- matrix(rnorm(60000), ncol = 3)
-m <- rff_map(3, D = 200)
-Z <- rff_features(x, map = m, threads = 2)
+  res <- child_ok(paste0(parent_threaded, '
 future::plan(future::multicore, workers = 2)
 f <- lapply(1:2, function(i) future::future(rff_features(x, map = m, threads = 2)))
 v <- lapply(f, future::value)
 stopifnot(identical(v[[1]], Z), identical(v[[2]], Z))
 cat("DONE\\n")
-', timeout = 60)
+'), timeout = 60)
   expect_true(res$ok, label = res$output)
 })
 
