@@ -71,10 +71,11 @@ parent <- function() {
     outfile <- file.path(out_dir, sprintf("threads_%s.rds", nm))
     unlink(outfile)
     message("threads bench: ", nm, " BLAS ...")
-    # the BLAS at its own default: no OPENBLAS_NUM_THREADS / OMP_NUM_THREADS
-    env <- c(configs[[nm]], "OPENBLAS_NUM_THREADS=", "OMP_NUM_THREADS=")
-    status <- system2(file.path(R.home("bin"), "Rscript"), c("bench/threads.R", "--child", outfile),
-                      env = env)
+    # the BLAS at its own default: OPENBLAS_NUM_THREADS and OMP_NUM_THREADS
+    # unset
+    status <- system2("env", c("-u", "OPENBLAS_NUM_THREADS", "-u", "OMP_NUM_THREADS", configs[[nm]],
+                               file.path(R.home("bin"), "Rscript"), "bench/threads.R", "--child",
+                               outfile))
     if (status == 0 && file.exists(outfile)) tabs[[nm]] <- readRDS(outfile)
   }
   tab <- do.call(rbind, tabs)
