@@ -1,10 +1,4 @@
-# Straightforward base-R featurization from a map, the reference.
-ref_features <- function(x, map) {
-  P <- x %*% map$omega
-  s <- sqrt(2 / map$D)
-  if (map$variant == "pair") cbind(s * cos(P), s * sin(P))
-  else s * cos(sweep(P, 2, map$phase, "+"))
-}
+# ref_features(): helper-kernels.R
 
 test_that("features equal the base-R formula for both variants", {
   set.seed(1)
