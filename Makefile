@@ -2,7 +2,7 @@
 R ?= R
 LIB := .build/lib
 
-.PHONY: test demo deps document unit install sanitize valgrind bigsize bench clean
+.PHONY: test demo deps document unit install sanitize valgrind bigsize mutants bench clean
 
 test:
 	@bash tools/check.sh
@@ -30,6 +30,11 @@ valgrind:
 # n * D above 2^31 through the streamed ridge fit (several minutes)
 bigsize: install
 	R_LIBS=$(LIB) Rscript tools/bigsize.R
+
+# mutation testing (not part of `make test`; minutes): every plausible bug of
+# tools/mutants.txt must make the suite fail. MUTANTS="name ..." runs some.
+mutants: deps
+	Rscript tools/mutants.R $(MUTANTS)
 
 # quick testthat run against a fresh install, without R CMD check
 unit: install

@@ -45,3 +45,11 @@ expect_moments <- function(est, mean, var, k = 4) {
   se_var <- sqrt((m4 - s2^2) / n)
   expect_lt(abs(s2 - var), k * se_var)
 }
+
+# Straightforward base-R featurization from a (Fourier) map, the reference.
+ref_features <- function(x, map) {
+  P <- x %*% map$omega
+  s <- sqrt(2 / map$D)
+  if (map$variant == "pair") cbind(s * cos(P), s * sin(P))
+  else s * cos(sweep(P, 2, map$phase, "+"))
+}

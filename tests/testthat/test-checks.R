@@ -75,9 +75,21 @@ test_that("results larger than memory are refused before allocation", {
   # 2e5 x 2e5 doubles are 298 GB; without `y` the error names `x`
   expect_rff_error(rff_kernel(x, kernel = "laplace"), "x")
   expect_rff_error(rff_kernel(x, x[1:1e5], kernel = "laplace"), "y")
-  options(rff.max_gb = NULL)   # the default: physical memory
-  if (is.finite(rff:::physical_memory_gb())) {
-    expect_rff_error(rff_kernel(x), "x")
+  # the default limit is the physical memory, read once and cached: as if
+  # the machine had 100 GB, whatever it has
+  options(rff.max_gb = NULL)
+  cache <- rff:::cores_cache
+  mem <- cache$mem_gb
+  on.exit(cache$mem_gb <- mem, add = TRUE)
+  cache$mem_gb <- 100
+  expect_rff_error(rff_kernel(x), "x")
+  cache$mem_gb <- NULL
+  mb <- rff:::physical_memory_gb()
+  if (file.exists("/proc/meminfo")) {
+    line <- grep("^MemTotal:", readLines("/proc/meminfo"), value = TRUE)
+    expect_equal(mb, as.numeric(gsub("[^0-9]", "", line)) / 2^20)
+  } else {
+    expect_identical(mb, Inf)
   }
 })
 
@@ -116,6 +128,14 @@ test_that("the C routines re-check what they rely on", {
   expect_error(.Call(rff:::C_rff_kernel_spec, matrix(1, 2, 2), matrix(1, 2, 3),
                      list(kernel = "gaussian", lengthscale = 1, nu = 1.5)))
   expect_error(.Call(rff:::C_rff_halton, -1L, 2L, TRUE))
+  # lengthscales that are not positive and finite
+  for (l in list(0, -1, Inf, c(1, 0))) {
+    expect_error(.Call(rff:::C_rff_kernel_spec, matrix(1, 2, 2), matrix(1, 2, 2),
+                       list(kernel = "gaussian", lengthscale = l, nu = 1.5)), "lengthscale")
+    spec <- list(D = 4L, d = 2L, kernel = "gaussian", lengthscale = l, nu = 1.5,
+                 variant = "pair")
+    expect_error(.Call(rff:::C_rff_draw_map, spec), "lengthscale")
+  }
 })
 
 test_that("the arguments a fit from data shares are checked in signature order", {

@@ -49,8 +49,60 @@ test_that("the CV curve equals brute-force cross-validation in base R", {
   expect_equal(fitted(cv), fitted(refit), tolerance = 1e-10)
   expect_equal(coef(cv), coef(refit), tolerance = 1e-10)
   expect_equal(nobs(cv), n)
-  # standard error from the spread of fold errors
-  expect_true(all(cv$cvsd > 0))
+  # with folds of equal size, cvsd is the standard error of the mean of the
+  # k fold MSEs
+  for (ci in 1:3) {
+    ml <- unit
+    ml$omega <- unit$omega / c(0.2, 0.5, 1.5)[ci]
+    Z <- ref_features(x, ml)
+    sse <- ref_cv_sse(Z, y, foldid, cv$lambda)
+    mse <- sse / (n / 4)
+    tol <- cv_tol(Z, y, cv$lambda, sse) * max(colMeans(mse) / apply(mse, 2, sd))
+    expect_equal(unname(cv$cvsd[, ci]), apply(mse, 2, sd) / sqrt(4), tolerance = tol)
+  }
+})
+
+test_that("two responses, with and without intercept, in chunks, equal brute-force refits", {
+  set.seed(14)
+  n <- 90
+  x <- matrix(rnorm(n * 2), n, 2)
+  # responses with different means, so that mixed-up intercepts show
+  Y <- cbind(u = sin(x[, 1]) + rnorm(n, sd = 0.1), v = 20 + x[, 2]^2 + rnorm(n, sd = 0.1))
+  foldid <- rep_len(1:3, n)
+  m <- rff_map(2, D = 16, lengthscale = 1)
+  lam <- c(0.1, 0.01, 1e-3)
+  ls <- c(1, 2)
+  for (icpt in c(TRUE, FALSE)) {
+    # chunks of 7 rows: every fold's statistics end with a partial chunk
+    cv <- rff_cv(x, Y, foldid = foldid, lambda = lam, map = m, lengthscale = ls,
+                 intercept = icpt, chunk_size = 7, progress = FALSE)
+    ref_cvm <- matrix(0, 3, 2)
+    for (ci in 1:2) {
+      ml <- m
+      ml$omega <- m$omega / ls[ci]
+      Z <- ref_features(x, ml)
+      sse <- ref_cv_sse(Z, Y, foldid, lam, icpt)
+      mse <- sse / (n / 3)
+      ref_cvm[, ci] <- colSums(sse) / n
+      tol <- cv_tol(Z, Y, lam, sse, icpt)
+      expect_equal(unname(cv$cvm[, ci]), ref_cvm[, ci], tolerance = tol)
+      expect_equal(unname(cv$cvsd[, ci]), apply(mse, 2, sd) / sqrt(3),
+                   tolerance = tol * max(colMeans(mse) / apply(mse, 2, sd)))
+    }
+    best <- arrayInd(which.min(ref_cvm), dim(ref_cvm))
+    expect_equal(cv$lambda_best, lam[best[1]])
+    expect_equal(cv$lengthscale_best, ls[best[2]])
+    # the refit on all rows, both responses
+    ml <- m
+    ml$omega <- m$omega / cv$lengthscale_best
+    Z <- ref_features(x, ml)
+    for (r in 1:2) {
+      ref <- ref_ridge(Z, Y[, r], cv$lambda_best, icpt)
+      tol <- ridge_tol(Z, cv$lambda_best, icpt)
+      expect_equal(unname(coef(cv)[, r]), c(if (icpt) ref$a0, ref$beta), tolerance = tol)
+      expect_equal(unname(fitted(cv)[, r]), drop(Z %*% ref$beta) + ref$a0, tolerance = tol)
+    }
+  }
 })
 
 test_that("a given map and lambda vector are used as they are", {

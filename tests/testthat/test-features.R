@@ -1,10 +1,4 @@
-# Straightforward base-R featurization from a map, the reference.
-ref_features <- function(x, map) {
-  P <- x %*% map$omega
-  s <- sqrt(2 / map$D)
-  if (map$variant == "pair") cbind(s * cos(P), s * sin(P))
-  else s * cos(sweep(P, 2, map$phase, "+"))
-}
+# ref_features(): helper-kernels.R
 
 test_that("features equal the base-R formula for both variants", {
   set.seed(1)
@@ -14,6 +8,49 @@ test_that("features equal the base-R formula for both variants", {
     expect_equal(dim(Z), c(700, 30))
     expect_equal(unclass(Z)[, ], ref_features(x, attr(Z, "rff_map")),
                  tolerance = 1e-13, ignore_attr = TRUE)
+  }
+})
+
+test_that("features of every sampler, and row counts around the blocks, equal base R", {
+  set.seed(11)
+  x <- matrix(rnorm(300 * 3), 300, 3)
+  cases <- list(list(kernel = "gaussian", sampler = "orthogonal"),
+                list(kernel = "matern", sampler = "orthogonal"),
+                list(kernel = "gaussian", sampler = "qmc"),
+                list(kernel = "laplace", sampler = "qmc"),
+                list(kernel = "matern", sampler = "qmc"))
+  for (cs in cases) for (v in c("pair", "phase")) {
+    Z <- rff_features(x, D = 22, kernel = cs$kernel, sampler = cs$sampler, variant = v,
+                      lengthscale = c(1, 2, 0.5))
+    expect_equal(attr(Z, "rff_map")$sampler, cs$sampler)
+    expect_lt(max(abs(unclass(Z)[, ] - ref_features(x, attr(Z, "rff_map")))), 1e-13)
+  }
+  # rows are featurized in blocks of 256: one row, a block less or more one
+  # row, two blocks and one row (a last block of a single row)
+  for (n in c(1, 255, 256, 257, 513)) for (v in c("pair", "phase")) {
+    xn <- matrix(rnorm(n * 2), n, 2)
+    m <- rff_map(2, D = 14, variant = v)
+    expect_lt(max(abs(rff_features(xn, map = m) - ref_features(xn, m))), 1e-13,
+              label = sprintf("n = %d, %s", n, v))
+  }
+})
+
+test_that("arguments near the end of the fast trigonometric range and beyond are exact", {
+  # d = 1 with chosen frequencies, so that the arguments w x (+ b) are the
+  # same doubles in the reference. Rows come in chunks of 256, and each
+  # frequency of a chunk takes the fast path unchecked only when
+  # |w| max|x| + |b| is below 5e5; cos/sin are exact on the fast path below
+  # |argument| 1e6, and libm's beyond.
+  set.seed(12)
+  x <- c(runif(256, -4.9e5, 4.9e5),                      # never checked
+         c(4.9e5, 5e5 - 1e-10, 5e5, 5e5 + 1e-10, 9.9e5, 1e6 - 1e-10, 1e6, 1e6 + 1e-10,
+           -1e6, 2e6, 3.9e6), runif(245, -3.9e6, 3.9e6), # near 5e5 and in (1e6, 4e6)
+         runif(100, 5e5, 1e6), 1e7, -1e9, 2^52, 1e300)   # far beyond
+  x <- matrix(x, ncol = 1)
+  for (v in c("pair", "phase")) {
+    m <- rff_map(1, D = 8, variant = v)
+    m$omega[] <- c(1, -1, 0.25, 3, if (v == "phase") c(0.5, -2, 1, 0.125))
+    expect_lt(max(abs(rff_features(x, map = m) - ref_features(x, m))), 1e-12, label = v)
   }
 })
 
@@ -84,11 +121,6 @@ test_that("mean and sd of the estimate at an offset match Proposition 2", {
                    mean = ref_kappa(t(cs$delta), cs$kernel, nu = nu),
                    var = ref_variance(t(cs$delta), D, v, kernel = cs$kernel, nu = nu))
   }
-})
-
-test_that("THEORY.md's worked example: D * Var at delta = 1 (Gaussian)", {
-  expect_equal(20 * ref_variance(1, 20, "phase"), 0.69979, tolerance = 1e-5)
-  expect_equal(20 * ref_variance(1, 20, "pair"), 0.39958, tolerance = 1e-5)
 })
 
 test_that("the kernels' vectorized cos and sin agree with libm to 1e-12", {

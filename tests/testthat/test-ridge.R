@@ -1,30 +1,4 @@
-# Reference computations in base R, from the feature matrix of rff_features().
-ref_ridge <- function(Z, y, lambda, intercept) {
-  n <- nrow(Z)
-  if (intercept) {
-    zbar <- colMeans(Z)
-    Zc <- sweep(Z, 2, zbar)
-    yc <- y - mean(y)
-    beta <- solve(crossprod(Zc) + n * lambda * diag(ncol(Z)), crossprod(Zc, yc))
-    list(beta = drop(beta), a0 = mean(y) - sum(zbar * beta))
-  } else {
-    list(beta = drop(solve(crossprod(Z) + n * lambda * diag(ncol(Z)), crossprod(Z, y))),
-         a0 = 0)
-  }
-}
-
-# GCV by brute force: the hat matrix of (1, Z) with the intercept unpenalized.
-ref_gcv <- function(Z, y, lambda) {
-  n <- nrow(Z)
-  Zc <- sweep(Z, 2, colMeans(Z))
-  vapply(lambda, function(l) {
-    H <- matrix(1 / n, n, n) +
-      Zc %*% solve(crossprod(Zc) + n * l * diag(ncol(Z)), t(Zc))
-    df <- sum(diag(H))
-    rss <- sum((y - H %*% y)^2)
-    c(df = df, gcv = n * rss / (n - df)^2)
-  }, numeric(2))
-}
+# ref_ridge(), ref_gcv(), ridge_tol(): helper-ridge.R
 
 make_data <- function(n = 200, d = 3, seed = 1) {
   set.seed(seed)
@@ -109,6 +83,116 @@ test_that("chunked and threaded streaming equals one block", {
   expect_silent(rff_ridge(dat$x, dat$y, lambda = 1e-3, map = m, progress = FALSE))
 })
 
+test_that("D > 128 (blocked Z'Z) with a partial last chunk equals base R", {
+  # three column blocks of the Z'Z update (128, 128 and the rest); 350 rows
+  # in chunks of 100, the last one partial
+  dat <- make_data(n = 350)
+  set.seed(21)
+  for (v in c("pair", "phase")) {
+    m <- rff_map(3, D = if (v == "pair") 300 else 261, lengthscale = 1.5, variant = v)
+    Z <- ref_features(dat$x, m)
+    for (icpt in c(TRUE, FALSE)) {
+      fit <- rff_ridge(dat$x, dat$y, lambda = 0.01, map = m, intercept = icpt,
+                       chunk_size = 100, progress = FALSE)
+      ref <- ref_ridge(Z, dat$y, 0.01, icpt)
+      tol <- ridge_tol(Z, 0.01, icpt)
+      expect_equal(drop(fit$coefficients), ref$beta, tolerance = tol)
+      expect_equal(fit$intercept, ref$a0, tolerance = tol)
+      expect_equal(unname(fitted(fit)), drop(Z %*% ref$beta) + ref$a0, tolerance = tol)
+    }
+  }
+})
+
+test_that("several responses x several lambdas equal base R, streamed in chunks", {
+  dat <- make_data(n = 260)
+  set.seed(22)
+  xnew <- matrix(rnorm(130 * 3), 130, 3)
+  # responses on different scales, so that a mixed-up intercept shows
+  Y <- cbind(a = dat$y, b = 100 + 10 * dat$x[, 3], c = -50 + dat$x[, 1] * dat$x[, 2])
+  lam <- c(0.05, 0.01, 0.002, 0.02)
+  m <- rff_map(3, D = 200, lengthscale = 1.5)
+  Z <- ref_features(dat$x, m)
+  Znew <- ref_features(xnew, m)
+  for (icpt in c(TRUE, FALSE)) {
+    fit <- rff_ridge(dat$x, Y, lambda = lam, map = m, intercept = icpt, chunk_size = 64,
+                     progress = FALSE)
+    expect_equal(dim(fit$coefficients), c(200, 3, 4))
+    # lambdas out of order, new rows in chunks of 50 (the last one partial)
+    sel <- c(4, 1, 3)
+    P <- predict(fit, xnew, lambda = lam[sel], chunk_size = 50)
+    expect_equal(dim(P), c(130, 3, 3))
+    C2 <- coef(fit, lambda = lam[2])
+    tol <- ridge_tol(Z, lam, icpt)
+    for (r in 1:3) for (l in 1:4) {
+      ref <- ref_ridge(Z, Y[, r], lam[l], icpt)
+      expect_equal(fit$coefficients[, r, l], ref$beta, tolerance = tol)
+      expect_equal(fit$intercept[[r, l]], ref$a0, tolerance = tol)
+      k <- match(l, sel)
+      if (!is.na(k)) {
+        expect_equal(unname(P[, r, k]), drop(Znew %*% ref$beta) + ref$a0, tolerance = tol)
+      }
+      if (l == 2) {
+        expect_equal(unname(C2[, r]), c(if (icpt) ref$a0, ref$beta), tolerance = tol)
+      }
+      if (l == fit$best) {
+        expect_equal(unname(fitted(fit)[, r]), drop(Z %*% ref$beta) + ref$a0, tolerance = tol)
+      }
+    }
+    # one lambda (the Cholesky solve) for all responses
+    one <- rff_ridge(dat$x, Y, lambda = lam[3], map = m, intercept = icpt, chunk_size = 64,
+                     progress = FALSE)
+    p1 <- predict(one, xnew, chunk_size = 50)
+    for (r in 1:3) {
+      ref <- ref_ridge(Z, Y[, r], lam[3], icpt)
+      expect_equal(unname(p1[, r]), drop(Znew %*% ref$beta) + ref$a0, tolerance = tol)
+    }
+  }
+})
+
+test_that("df, RSS and GCV equal their closed forms, with and without intercept", {
+  dat <- make_data(n = 150)
+  y <- dat$y + 5   # far from 0: without intercept the fit must carry the mean
+  m <- rff_map(3, D = 40, lengthscale = 2, variant = "phase")
+  Z <- ref_features(dat$x, m)
+  lam <- 10^seq(-1, -4, length.out = 5)
+  for (icpt in c(TRUE, FALSE)) {
+    path <- rff_ridge(dat$x, y, lambda = lam, map = m, intercept = icpt, progress = FALSE)
+    expect_equal(path$method, "eigen")
+    bf <- ref_gcv(Z, y, lam, icpt)
+    tol <- ridge_tol(Z, lam, icpt)
+    # the RSS comes from the statistics: y'y - 2 b'Z'y + b'Z'Z b cancels
+    # about y'y / RSS of its relative accuracy
+    tol_rss <- tol * max(sum(y^2) / bf["rss", ])
+    expect_equal(path$df, bf["df", ], tolerance = tol)
+    expect_equal(path$rss, bf["rss", ], tolerance = tol_rss)
+    expect_equal(path$gcv, bf["gcv", ], tolerance = tol_rss)
+    expect_equal(path$best, which.min(bf["gcv", ]))
+    for (i in c(1, 4)) {
+      one <- rff_ridge(dat$x, y, lambda = lam[i], map = m, intercept = icpt, progress = FALSE)
+      expect_equal(one$method, "cholesky")
+      expect_equal(one$df, bf[["df", i]], tolerance = tol)
+      expect_equal(one$rss, bf[["rss", i]], tolerance = tol_rss)
+      expect_equal(one$gcv, bf[["gcv", i]], tolerance = tol_rss)
+    }
+  }
+})
+
+test_that("lambda = 0 is least squares on the features", {
+  dat <- make_data(n = 200)
+  m <- rff_map(3, D = 10, lengthscale = 2)
+  Z <- ref_features(dat$x, m)
+  for (icpt in c(TRUE, FALSE)) {
+    X <- if (icpt) cbind(1, Z) else Z
+    ols <- qr.coef(qr(X), dat$y)
+    fit <- rff_ridge(dat$x, dat$y, lambda = 0, map = m, intercept = icpt, progress = FALSE)
+    # normal equations: the condition number of X'X
+    tol <- kappa(crossprod(X), exact = TRUE) * (nrow(X) + ncol(X)) * .Machine$double.eps
+    expect_equal(unname(coef(fit)), unname(ols), tolerance = tol)
+    expect_equal(fit$df, ncol(X), tolerance = tol)
+    expect_equal(fit$rss, sum(qr.resid(qr(X), dat$y)^2), tolerance = tol)
+  }
+})
+
 test_that("several responses equal separate fits", {
   dat <- make_data(n = 120)
   m <- rff_map(3, D = 24)
@@ -130,7 +214,7 @@ test_that("several responses equal separate fits", {
   expect_equal(dim(predict(fit, dat$x[1:4, ], lambda = fit$lambda[1:3])), c(4, 2, 3))
 })
 
-test_that("exact kernel ridge regression on Boston is matched with D = 2000", {
+test_that("on Boston, predictions approach exact kernel ridge regression at the right lengthscale", {
   skip_if_not_installed("MASS")
   B <- MASS::Boston
   x <- scale(as.matrix(B[, names(B) != "medv"]))
@@ -139,15 +223,24 @@ test_that("exact kernel ridge regression on Boston is matched with D = 2000", {
   test <- sample(nrow(x), 100)
   xtr <- x[-test, ]; ytr <- y[-test]; n <- nrow(xtr)
   ls <- 4; lam <- 1e-3
+  rms <- function(a) sqrt(mean(a^2))
   # exact KRR with an unpenalized intercept: [K + n lambda I, 1; 1', 0]
-  K <- rff_kernel(xtr, lengthscale = ls)
-  sol <- solve(rbind(cbind(K + n * lam * diag(n), 1), c(rep(1, n), 0)), c(ytr, 0))
-  pred_exact <- drop(rff_kernel(x[test, ], xtr, lengthscale = ls) %*% sol[1:n]) + sol[n + 1]
-  rmse_exact <- sqrt(mean((y[test] - pred_exact)^2))
-  fit <- rff_ridge(xtr, ytr, lambda = lam, D = 2000, lengthscale = ls, progress = FALSE)
-  rmse_rff <- sqrt(mean((y[test] - predict(fit, x[test, ]))^2))
-  expect_lt(abs(rmse_rff / rmse_exact - 1), 0.05)
-  expect_lt(rmse_exact, 5)   # a sensible fit: sd(medv) is 9.2
+  krr <- function(l) {
+    K <- rff_kernel(xtr, lengthscale = l)
+    sol <- solve(rbind(cbind(K + n * lam * diag(n), 1), c(rep(1, n), 0)), c(ytr, 0))
+    drop(rff_kernel(x[test, ], xtr, lengthscale = l) %*% sol[1:n]) + sol[n + 1]
+  }
+  exact <- krr(ls)
+  expect_lt(rms(y[test] - exact), 5)   # a sensible fit: sd(medv) is 9.2
+  # how far a lengthscale wrong by a factor 1.5 moves the exact predictions
+  wrong <- min(rms(krr(1.5 * ls) - exact), rms(krr(ls / 1.5) - exact))
+  # distance of the random-feature predictions from the exact ones, over
+  # independent maps: 4 standard errors below that
+  dist <- vapply(1:6, function(r) {
+    fit <- rff_ridge(xtr, ytr, lambda = lam, D = 800, lengthscale = ls, progress = FALSE)
+    rms(predict(fit, x[test, ]) - exact)
+  }, numeric(1))
+  expect_lt(mean(dist) + 4 * sd(dist) / sqrt(6), wrong)
 })
 
 test_that("formula interface: model frame, factors, na.action, predict", {
@@ -165,16 +258,26 @@ test_that("formula interface: model frame, factors, na.action, predict", {
   expect_length(residuals(fit), 80)
   expect_true(is.na(residuals(fit)[5]))
   expect_equal(unname(predict(fit, d[1:3, ])), unname(predict(ref, X[1:3, ])), tolerance = 1e-12)
-  # new data with only some factor levels
-  expect_length(predict(fit, data.frame(u = 0, v = 0.5, g = "c")), 1)
-  # no intercept from the formula
-  f0 <- rff_ridge(y ~ u + v - 1, data = d, lambda = 0.01, D = 10, progress = FALSE)
-  expect_false(f0$has_intercept)
-  expect_false("(Intercept)" %in% names(coef(f0)))
+  # new data with only some factor levels: the dummy columns (u, v, gb, gc)
+  ref_c <- ref_features(rbind(c(0, 0.5, 0, 1)), m) %*% fit$coefficients + fit$intercept
+  expect_equal(unname(predict(fit, data.frame(u = 0, v = 0.5, g = "c"))), drop(ref_c),
+               tolerance = 1e-12)
+  # no intercept from the formula: the uncentered fit on (u, v)
+  m2 <- rff_map(2, D = 10)
+  f0 <- rff_ridge(y ~ u + v - 1, data = d, lambda = 0.01, map = m2, progress = FALSE)
+  ok <- !is.na(d$y)
+  ref0 <- ref_ridge(ref_features(cbind(d$u, d$v)[ok, ], m2), d$y[ok], 0.01, FALSE)
+  expect_equal(unname(coef(f0)), ref0$beta, tolerance = 1e-10)
+  expect_identical(names(coef(f0)), paste0("z", 1:10))
   expect_error(rff_ridge(y ~ u, data = d, intercept = FALSE), class = "rff_error")
   expect_error(predict(fit, data.frame(u = 1)), class = "rff_error")
-  sub <- rff_ridge(y ~ u, data = d, subset = g == "a", lambda = 0.1, D = 10, progress = FALSE)
-  expect_equal(nobs(sub), sum(d$g == "a" & !is.na(d$y)))
+  # subset: the fit on those rows only
+  m1 <- rff_map(1, D = 10)
+  sub <- rff_ridge(y ~ u, data = d, subset = g == "a", lambda = 0.1, map = m1, progress = FALSE)
+  rows <- d$g == "a" & ok
+  refs <- ref_ridge(ref_features(cbind(d$u[rows]), m1), d$y[rows], 0.1, TRUE)
+  expect_equal(unname(coef(sub)), c(refs$a0, refs$beta), tolerance = 1e-10)
+  expect_equal(nobs(sub), sum(rows))
 })
 
 test_that("methods: coef, predict, fitted, residuals, summary, print, plot, saveRDS", {
@@ -184,7 +287,11 @@ test_that("methods: coef, predict, fitted, residuals, summary, print, plot, save
   expect_equal(names(cf)[1:2], c("(Intercept)", "z1"))
   expect_equal(unname(cf), c(fit$intercept[fit$best], fit$coefficients[, fit$best]))
   expect_equal(dim(coef(fit, lambda = fit$lambda[2:3])), c(21, 2))
-  expect_equal(predict(fit), fitted(fit))
+  # fitted values (predict() without newdata) at lambda_best, from base R
+  Z <- ref_features(dat$x, fit$map)
+  ref <- ref_ridge(Z, dat$y, fit$lambda_best, TRUE)
+  expect_equal(unname(predict(fit)), drop(Z %*% ref$beta) + ref$a0,
+               tolerance = ridge_tol(Z, fit$lambda_best))
   expect_equal(unname(predict(fit, dat$x)), unname(fitted(fit)), tolerance = 1e-12)
   expect_equal(residuals(fit), dat$y - fitted(fit))
   P <- predict(fit, dat$x[1:5, ], lambda = fit$lambda[c(2, 8)])

@@ -70,10 +70,13 @@ test_that("features of a user-defined measure are unbiased with Proposition 2's 
     var <- if (v == "phase") (1 + k2 / 2 - k1^2) / D else (1 + k2 - 2 * k1^2) / D
     expect_moments(est, mean = k1, var = var)
   }
-  # and reused on new data through the map
-  Z <- rff_features(matrix(rnorm(6), 2, 3), D = 8, kernel = sinc)
-  znew <- rff_features(rbind(c(1, 2, 3)), map = attr(Z, "rff_map"))
-  expect_equal(dim(znew), c(1, 8))
+  # and reused on new data through the map: the same frequencies
+  Z <- rff_features(matrix(rnorm(6), 2, 3), D = 8, kernel = sinc, lengthscale = l)
+  map <- attr(Z, "rff_map")
+  xnew <- rbind(c(1, 2, 3), c(-0.5, 0, 4))
+  p <- xnew %*% map$omega
+  expect_equal(unclass(rff_features(xnew, map = map))[, ], sqrt(2 / 8) * cbind(cos(p), sin(p)),
+               tolerance = 1e-14, ignore_attr = TRUE)
 })
 
 test_that("what the user's functions return is validated", {

@@ -17,6 +17,40 @@ test_that("statistics equal their base-R definitions", {
   expect_equal(nobs(s), 100)
 })
 
+test_that("statistics equal base R for D > 128 and chunks with a partial last one", {
+  # D x D in column blocks of 128 (dsyrk on the diagonal, dgemm above it),
+  # rows in chunks of 64 (the last of 300 rows has 44), for every variant,
+  # sampler and kernel family
+  set.seed(9)
+  n <- 300
+  x <- matrix(rnorm(n * 3), n, 3)
+  y <- cbind(rnorm(n, mean = 50), x[, 1]^2)
+  maps <- list(rff_map(3, D = 300), rff_map(3, D = 261, variant = "phase"),
+               rff_map(3, D = 300, sampler = "orthogonal", kernel = "matern", nu = 2.5),
+               rff_map(3, D = 258, sampler = "qmc", kernel = "laplace", variant = "phase"))
+  for (m in maps) {
+    s <- rff_stats(x, y, m, chunk_size = 64)
+    Z <- ref_features(x, m)
+    yc <- sweep(y, 2, colMeans(y))
+    expect_identical(s$yshift, colMeans(y))
+    # two sums of n products, each within n eps sum |a_i b_i| (the features
+    # themselves agree to a few units in the last place)
+    bound <- function(a, b) 2 * n * .Machine$double.eps * crossprod(abs(a), abs(b))
+    expect_true(all(abs(s$ZtZ - crossprod(Z)) <= bound(Z, Z)), label = m$sampler)
+    # y less its column means, as the C code shifts it
+    expect_true(all(abs(s$Zty - crossprod(Z, yc)) <= bound(Z, yc)), label = m$sampler)
+    expect_true(all(abs(s$zsum - colSums(Z)) <= drop(bound(Z, rep(1, n)))), label = m$sampler)
+    expect_equal(s$ysum, colSums(yc), tolerance = 1e-8)
+    expect_equal(s$yty, colSums(yc^2), tolerance = 1e-12)
+  }
+  # arc-cosine features, the same path through the dgemm projection
+  m <- rff_map(3, D = 300, kernel = "arccos", order = 1)
+  s <- rff_stats(x, y[, 1], m, chunk_size = 64)
+  P <- x %*% m$omega
+  Z <- sqrt(2 / 300) * cbind(pmax(P, 0), pmax(-P, 0))
+  expect_true(all(abs(s$ZtZ - crossprod(Z)) <= 2 * n * .Machine$double.eps * crossprod(abs(Z))))
+})
+
 test_that("statistics of disjoint blocks combine to the fit on all rows", {
   set.seed(6)
   n <- 240

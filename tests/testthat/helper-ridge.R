@@ -1,0 +1,63 @@
+# Base-R references for the ridge fits (test-ridge.R, test-stats.R,
+# test-cv.R), computed from a feature matrix Z held in memory.
+
+# beta = (Zc'Zc + n lambda I)^-1 Zc'yc and the intercept, or the same
+# uncentered without intercept, for one response y.
+ref_ridge <- function(Z, y, lambda, intercept) {
+  n <- nrow(Z)
+  if (intercept) {
+    zbar <- colMeans(Z)
+    Zc <- sweep(Z, 2, zbar)
+    yc <- y - mean(y)
+    beta <- solve(crossprod(Zc) + n * lambda * diag(ncol(Z)), crossprod(Zc, yc))
+    list(beta = drop(beta), a0 = mean(y) - sum(zbar * beta))
+  } else {
+    list(beta = drop(solve(crossprod(Z) + n * lambda * diag(ncol(Z)), crossprod(Z, y))),
+         a0 = 0)
+  }
+}
+
+# df and GCV by brute force from the hat matrix H (n x n): of (1, Z) with the
+# intercept unpenalized, or of Z alone.
+ref_gcv <- function(Z, y, lambda, intercept = TRUE) {
+  n <- nrow(Z)
+  Zc <- if (intercept) sweep(Z, 2, colMeans(Z)) else Z
+  vapply(lambda, function(l) {
+    H <- Zc %*% solve(crossprod(Zc) + n * l * diag(ncol(Z)), t(Zc))
+    if (intercept) H <- H + matrix(1 / n, n, n)
+    df <- sum(diag(H))
+    rss <- sum((y - H %*% y)^2)
+    c(df = df, rss = rss, gcv = n * rss / (n - df)^2)
+  }, numeric(3))
+}
+
+# Relative tolerance for coefficients solved from statistics accumulated
+# over n rows: the rounding of Z'Z (n eps relative, worst case) and of the
+# D x D solve (D eps), amplified by the condition number of the system.
+ridge_tol <- function(Z, lambda, intercept = TRUE) {
+  Zc <- if (intercept) sweep(Z, 2, colMeans(Z)) else Z
+  A <- crossprod(Zc) + nrow(Z) * min(lambda) * diag(ncol(Z))
+  kappa(A, exact = TRUE) * (nrow(Z) + ncol(Z)) * .Machine$double.eps
+}
+
+# Held-out sums of squares of k-fold CV by refitting on the training rows
+# of each fold: a folds x lambda matrix (averaged over the columns of Y).
+ref_cv_sse <- function(Z, Y, foldid, lambda, intercept = TRUE) {
+  Y <- as.matrix(Y)
+  t(vapply(sort(unique(foldid)), function(j) {
+    tr <- foldid != j
+    vapply(lambda, function(lam) {
+      sum(vapply(seq_len(ncol(Y)), function(r) {
+        f <- ref_ridge(Z[tr, , drop = FALSE], Y[tr, r], lam, intercept)
+        sum((Y[!tr, r] - Z[!tr, , drop = FALSE] %*% f$beta - f$a0)^2)
+      }, numeric(1))) / ncol(Y)
+    }, numeric(1))
+  }, numeric(length(lambda))))
+}
+
+# Relative tolerance of held-out sums of squares computed from statistics
+# (y'y - 2 b'Z'y + b'Z'Z b): that of the solve, times the cancellation
+# y'y / SSE.
+cv_tol <- function(Z, Y, lambda, sse, intercept = TRUE) {
+  ridge_tol(Z, lambda, intercept) * sum(as.matrix(Y)^2) / min(sse)
+}
