@@ -114,7 +114,7 @@ void rff_for_blocks(int n, int D, int threads, rff_block_fn fn, void *ctx)
         /* a threaded BLAS called from the blocks (wide inputs, arc-cosine
            maps) runs on one thread while rff's threads do, and on one
            thread for one of rff's, so results do not depend on `threads` */
-        int blas_prev = rff_blas_set_threads(1);
+        int blas_saved = rff_blas_set_threads(1);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(static) if (nth > 1)
 #endif
@@ -122,7 +122,7 @@ void rff_for_blocks(int n, int D, int threads, rff_block_fn fn, void *ctx)
             int r0 = (int) (b * RFF_BLOCK_ROWS);
             fn(ctx, r0, n - r0 < RFF_BLOCK_ROWS ? n - r0 : RFF_BLOCK_ROWS);
         }
-        rff_blas_set_threads(blas_prev);
+        rff_blas_set_threads(blas_saved);
         rff_check_interrupt();
     }
 }
