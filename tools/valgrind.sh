@@ -18,10 +18,13 @@ rm -f src/*.o src/*.so
 export R_LIBS="$PWD/$out/lib${R_LIBS:+:$R_LIBS}"
 # tests that time an interrupt skip themselves: valgrind runs ~50x slower
 export RFF_UNDER_VALGRIND=true
+# RFF_TEST_FILTER (a regular expression on test file names, as testthat's
+# filter) runs part of the suite, e.g. the files that exercise changed C code
 cat > "$out/run.R" <<'RS'
 library(rff)
+f <- Sys.getenv("RFF_TEST_FILTER")
 testthat::test_dir("tests/testthat", package = "rff", load_package = "installed",
-                   stop_on_failure = TRUE)
+                   stop_on_failure = TRUE, filter = if (nzchar(f)) f else NULL)
 RS
 R -d "valgrind --leak-check=full --track-origins=yes --log-file=$out/vg.%p.log" \
   --vanilla --slave -f "$out/run.R" > "$out/tests.log" 2>&1
