@@ -65,6 +65,9 @@ fns <- list(
   rff_kernel_error = args_of("x", "y", "D", "kernel", "variant", "reps", "keep", "map"),
   rff_variance = args_of("delta", "D", "kernel", "variant"),
   rff_tail_bound = args_of("D", "eps", "variant"),
+  rff_uniform_bound = args_of("D", "eps", "d", "diameter", "kernel", "lengthscale", "nu",
+                              "variant"),
+  rff_uniform_D = args_of("eps", "prob", "d", "diameter", "kernel", "variant"),
   predict = args_of(object = "fit", "newdata", "lambda"),
   rff_median_lengthscale = args_of("x", "max_rows"),
   rff_spectral = args_of(sample = "sampler_fn", kappa = "kappa_fn", "name"),
@@ -89,7 +92,10 @@ pools$spectral <- list(rff_spectral(function(m, d) matrix(rnorm(m * d), d, m),
                                     function(delta) exp(-sum(delta^2) / 2)),
                        rff_spectral(function(m, d) matrix(Inf, d, m), function(delta) 1),
                        "gaussian", list(sample = 1))
-required <- c("d", "x", "delta", "eps", "object", "y", "sample", "kappa", "a")
+required <- c("d", "x", "delta", "eps", "object", "y", "sample", "kappa", "a", "diameter",
+              "prob")
+pools$diameter <- list(1, 4, 0.5, 0, -1, NA, Inf, "a", NULL, c(1, 2))
+pools$prob <- list(0.01, 0.5, 0.1, 0, 1, -1, NA, "a", NULL)
 pools$d <- list(1, 2, 3L, 0, -1, 2.5, NA, "2", NULL, 1e10)
 # how many leading entries of each pool are valid values; they are drawn
 # half of the time so that valid calls are frequent too
@@ -97,7 +103,8 @@ nvalid <- c(x = 3, D = 4, kernel = 3, lengthscale = 4, nu = 5, variant = 2,
             intercept = 2, max_rows = 3, sampler_fn = 2, kappa_fn = 1, name = 2,
             stats = 2, stats1 = 5, spectral = 1,
             threads = 3, map = 3, y = 3, d = 3, resp = 3, lambda = 4, chunk_size = 3,
-            reps = 2, keep = 2, folds = 2, delta = 3, eps = 2, newdata = 2, fit = 2)
+            reps = 2, keep = 2, folds = 2, delta = 3, eps = 2, newdata = 2, fit = 2,
+            diameter = 3, prob = 3)
 finite_result <- function(fn, res) {
   switch(fn,
     rff_map = inherits(res, "rff_map") && all(is.finite(res$omega)),
@@ -108,6 +115,8 @@ finite_result <- function(fn, res) {
     rff_kernel_error = is.data.frame(res) && all(is.finite(res$max_abs)),
     rff_variance = is.double(res) && all(is.finite(res) & res >= 0),
     rff_tail_bound = is.double(res) && all(is.finite(res) & res >= 0),
+    rff_uniform_bound = is.double(res) && all(is.finite(res) & res >= 0),
+    rff_uniform_D = is.double(res) && all(is.finite(res) & res >= 1),
     rff_median_lengthscale = is.double(res) && all(is.finite(res) & res > 0),
     rff_spectral = inherits(res, "rff_spectral"),
     c = inherits(res, "rff_stats") && all(is.finite(res$ZtZ)),
