@@ -73,10 +73,10 @@ test_that("results larger than memory are refused before allocation", {
   old <- options(rff.max_gb = 100)
   on.exit(options(old))
   # 2e5 x 2e5 doubles are 298 GB
-  expect_rff_error(rff_kernel(x, kernel = "laplace"), "y")
+  expect_rff_error(rff_kernel(x, kernel = "laplace"), "x")
   options(rff.max_gb = NULL)   # the default: physical memory
   if (is.finite(rff:::physical_memory_gb())) {
-    expect_rff_error(rff_kernel(x), "y")
+    expect_rff_error(rff_kernel(x), "x")
   }
 })
 
