@@ -4,8 +4,13 @@
    The map (landmarks and W) is made in R. */
 #include "rff.h"
 
-/* Rows per chunk: the chunk's kernel matrix (chunk x D) is per thread. */
-#define NYSTROM_ROWS 64
+/* Rows per chunk: the chunk's kernel matrix (chunk x D) is per thread; up
+   to a block of rows while it stays within 2 MB, at least 16. */
+static int nystrom_rows(int D)
+{
+    int r = (int) (((R_xlen_t) 1 << 18) / D);
+    return r < 16 ? 16 : r > RFF_BLOCK_ROWS ? RFF_BLOCK_ROWS : r & ~7;
+}
 
 /* Reads and checks a Nystrom map: kernel and its parameters, d, D,
    lengthscale, landmarks (D x d), weights (D x D). */
@@ -56,7 +61,7 @@ void rff_nystrom_read(SEXP map, rff_fmap *out)
    its scaled rows (chunk x d) and the chunk's sums (chunk). */
 size_t rff_nystrom_work(const rff_fmap *map)
 {
-    return (size_t) NYSTROM_ROWS * ((size_t) map->D + map->d + 1);
+    return (size_t) nystrom_rows(map->D) * ((size_t) map->D + map->d + 1);
 }
 
 /* R's Bessel function may warn (an R call), so the Matern kernel with a nu
@@ -73,7 +78,7 @@ int rff_nystrom_threads(const rff_fmap *map, int threads)
 void rff_nystrom_rows(const rff_fmap *map, const double *x, int ldx, int nrows,
                       double *z, int ldz, double *work)
 {
-    const int d = map->d, D = map->D, S = NYSTROM_ROWS;
+    const int d = map->d, D = map->D, S = nystrom_rows(D);
     const rff_kernel_def *k = map->kernel;
     double *kx = work;                        /* S x D */
     double *u = kx + (size_t) S * D;          /* S x d */

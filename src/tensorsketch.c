@@ -12,8 +12,13 @@
 #include "rff.h"
 
 /* Rows per chunk: the partial products of a chunk, two chunk x D buffers,
-   are per thread. */
-#define SKETCH_ROWS 64
+   are per thread; up to a block of rows (fewer strided passes over z) while
+   a buffer stays within 2 MB. */
+static int sketch_rows(int D)
+{
+    int r = (int) (((R_xlen_t) 1 << 18) / D);
+    return r < 16 ? 16 : r > RFF_BLOCK_ROWS ? RFF_BLOCK_ROWS : r & ~7;
+}
 
 /* Reads and checks a TensorSketch map: d, D, degree, offset, lengthscale,
    hash ((d + 1) x degree integers in 0..D-1), sign ((d + 1) x degree, +-1). */
@@ -58,7 +63,7 @@ size_t rff_sketch_work(const rff_fmap *map)
 {
     size_t D = (size_t) map->D;
     size_t ints = (3 * D * sizeof(int) + sizeof(double) - 1) / sizeof(double);
-    return (size_t) SKETCH_ROWS * ((size_t) map->d + 1 + 2 * D) + ints;
+    return (size_t) sketch_rows(map->D) * ((size_t) map->d + 1 + 2 * D) + ints;
 }
 
 /* dst[i] += w * a[i] * b[i] */
@@ -74,7 +79,7 @@ static void add_product(double *restrict dst, double w, const double *restrict a
 void rff_sketch_rows(const rff_fmap *map, const double *x, int ldx, int nrows,
                      double *z, int ldz, double *work)
 {
-    const int d = map->d, D = map->D, p = map->degree, d1 = d + 1, S = SKETCH_ROWS;
+    const int d = map->d, D = map->D, p = map->degree, d1 = d + 1, S = sketch_rows(D);
     double *u = work;                                   /* S x (d + 1) */
     double *a = u + (size_t) S * d1, *b = a + (size_t) S * D;   /* S x D each */
     int *mark = (int *) (b + (size_t) S * D);
