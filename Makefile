@@ -42,6 +42,7 @@ demo: install
 # BLAS and OpenBLAS; prints the table and writes bench/RESULTS.md
 bench: install
 	@bash bench/setup.sh
+	Rscript bench/threads.R
 	Rscript bench/bench.R
 
 clean:

@@ -483,8 +483,9 @@ write_report <- function(tab) {
                   show$threads, show$`median s`, show$`ratio to rff`, show$`peak MB`, show$reps,
                   show$`first s`, show$run, show$blas, show$note),
           "", "## Targets", "", "| BLAS | target | measured | goal | |", "|---|---|---|---|---|", tg)
-  # the analysis, and the ridge memory benchmark (bench/ridge-memory.R)
-  for (notes in c("bench/notes.md", "bench/RESULTS-ridge.md")) {
+  # the analysis, threads beside the BLAS (bench/threads.R) and the ridge
+  # memory benchmark (bench/ridge-memory.R)
+  for (notes in c("bench/notes.md", "bench/RESULTS-threads.md", "bench/RESULTS-ridge.md")) {
     if (file.exists(notes)) md <- c(md, "", readLines(notes))
   }
   writeLines(md, "bench/RESULTS.md")

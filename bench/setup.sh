@@ -4,32 +4,23 @@
 # Debian's OpenBLAS (libopenblas0-pthread) for the second table. A peer that
 # cannot be installed is reported and skipped by bench.R, not fatal here.
 #
-# Installing OpenBLAS does not change the machine's default BLAS: the
-# libblas/liblapack alternatives are pinned to their current values first
-# (Debian would otherwise switch to OpenBLAS automatically); bench.R runs the
-# OpenBLAS table in child processes with LD_LIBRARY_PATH pointing at it.
+# OpenBLAS comes from tools/install-openblas.sh, which leaves the machine's
+# default BLAS alone; bench.R runs the OpenBLAS table in child processes
+# with LD_LIBRARY_PATH pointing at it.
 set -uo pipefail
 
 py=/usr/bin/python3
 have_py() { "$py" -c "import $1" >/dev/null 2>&1; }
 have_rpkg() { Rscript -e "quit(status = !requireNamespace('$1', quietly = TRUE))" >/dev/null 2>&1; }
-openblas_dir=/usr/lib/x86_64-linux-gnu/openblas-pthread
+
+bash "$(dirname "$0")/../tools/install-openblas.sh"
 
 need_deb=()
 have_py sklearn || need_deb+=(python3-sklearn)
 have_py threadpoolctl || need_deb+=(python3-threadpoolctl)
-[ -e "$openblas_dir/libblas.so.3" ] || need_deb+=(libopenblas0-pthread)
 
 if [ ${#need_deb[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    # keep the default BLAS/LAPACK what it is now
-    for alt in libblas.so.3-x86_64-linux-gnu liblapack.so.3-x86_64-linux-gnu; do
-      cur=$(update-alternatives --query "$alt" 2>/dev/null | sed -n 's/^Value: //p')
-      status=$(update-alternatives --query "$alt" 2>/dev/null | sed -n 's/^Status: //p')
-      if [ -n "$cur" ] && [ "$status" = auto ]; then
-        update-alternatives --set "$alt" "$cur" >/dev/null
-      fi
-    done
     echo "bench setup: apt-get install ${need_deb[*]}"
     export DEBIAN_FRONTEND=noninteractive
     apt-get -o DPkg::Lock::Timeout=600 update -qq >/dev/null 2>&1

@@ -153,7 +153,10 @@ void rff_for_blocks(int n, int D, int threads, rff_block_fn fn, void *ctx)
         R_xlen_t b1 = b0 + batch < nblocks ? b0 + batch : nblocks;
         /* no more threads than blocks: idle threads only cost a wake-up */
         int nth = b1 - b0 < threads ? (int) (b1 - b0) : threads;
-        (void) nth;
+        /* a threaded BLAS called from the blocks (wide inputs, arc-cosine
+           maps) runs on one thread while rff's threads do, and on one
+           thread for one of rff's, so results do not depend on `threads` */
+        int blas_prev = rff_blas_set_threads(1);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(static) if (nth > 1)
 #endif
@@ -161,6 +164,7 @@ void rff_for_blocks(int n, int D, int threads, rff_block_fn fn, void *ctx)
             int r0 = (int) (b * RFF_BLOCK_ROWS);
             fn(ctx, r0, n - r0 < RFF_BLOCK_ROWS ? n - r0 : RFF_BLOCK_ROWS);
         }
+        rff_blas_set_threads(blas_prev);
         rff_check_interrupt();
     }
 }

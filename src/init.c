@@ -15,7 +15,7 @@ static const R_CallMethodDef CallEntries[] = {
     CALLDEF(rff_ridge_chol, 3),
     CALLDEF(rff_ridge_eigen, 1),
     CALLDEF(rff_trig, 1),
-    CALLDEF(rff_interrupt_hook, 2),
+    CALLDEF(rff_runtime_info, 2),
     {NULL, NULL, 0}
 };
 

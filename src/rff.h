@@ -47,7 +47,12 @@ int rff_in_forked_child(void);
 /* The threads a routine uses: `threads`, at most the number of processors,
    and one in a forked child. */
 int rff_threads(SEXP threads);
-/* R_CheckUserInterrupt(), counted (see rff_interrupt_hook). */
+/* The BLAS found at load time, and its threads (see runtime.c). */
+enum { RFF_BLAS_PLAIN = 0, RFF_BLAS_OPENBLAS = 1, RFF_BLAS_BLIS = 2, RFF_BLAS_MKL = 3 };
+int rff_blas_kind(void);
+int rff_blas_get_threads(void);
+int rff_blas_set_threads(int n);
+/* R_CheckUserInterrupt(), counted (see rff_runtime_info). */
 void rff_check_interrupt(void);
 
 /* ---- spectral laws and kernels: one table of (name, law, exact kappa) ---- */
@@ -264,6 +269,6 @@ SEXP rff_ridge_predict(SEXP x, SEXP map, SEXP beta, SEXP chunk_size,
 SEXP rff_ridge_chol(SEXP A, SEXP B, SEXP nl);
 SEXP rff_ridge_eigen(SEXP A);
 SEXP rff_trig(SEXP x);
-SEXP rff_interrupt_hook(SEXP after, SEXP threads);
+SEXP rff_runtime_info(SEXP after, SEXP threads);
 
 #endif

@@ -17,12 +17,17 @@ static int rff_blas_int(double v, const char *what)
 
 /* c (upper triangle, D x D) += a'a for a block a of nr rows (leading
    dimension lda): diagonal blocks by dsyrk, the blocks above them by dgemm,
-   one column block per task. */
+   one column block per task, shared among rff's threads. A threaded BLAS
+   runs each call on one thread meanwhile: two levels of threads at once
+   oversubscribe the cores (three times slower with OpenBLAS on two cores),
+   and a BLAS's own split can change the rounding with its thread count,
+   while this fixed partition gives the same result for any `threads`. */
 static void syrk_blocks(const double *a, int lda, int nr, int D, double *c,
                         int threads)
 {
     const int nb = (D + RFF_SYRK_COLS - 1) / RFF_SYRK_COLS;
     (void) threads;
+    int blas_prev = rff_blas_set_threads(1);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
 #endif
@@ -39,6 +44,7 @@ static void syrk_blocks(const double *a, int lda, int nr, int D, double *c,
             F77_CALL(dgemm)("T", "N", &c0, &w, &nr, &one, a, &lda, ab, &lda,
                             &one, cb, &D FCONE FCONE);
     }
+    rff_blas_set_threads(blas_prev);
 }
 
 static int chunk_rows(SEXP chunk_size, int D, R_xlen_t rows)
@@ -108,8 +114,10 @@ SEXP rff_ridge_stats(SEXP x, SEXP y, SEXP yshift, SEXP map, SEXP rows,
             pys[k] += s;
             pyy[k] += ss;
         }
+        int blas_prev = rff_blas_set_threads(1);
         F77_CALL(dgemm)("T", "N", &D, &q, &nr, &one, z, &cs, yb, &cs, &one,
                         pzty, &D FCONE FCONE);
+        rff_blas_set_threads(blas_prev);
         for (int j = 0; j < D; j++) {
             const double *zj = z + (R_xlen_t) j * cs;
             double s = 0;
@@ -153,9 +161,12 @@ SEXP rff_ridge_predict(SEXP x, SEXP map, SEXP beta, SEXP chunk_size,
     for (int r0 = 0; r0 < n; r0 += cs) {
         int nr = n - r0 < cs ? n - r0 : cs;
         rff_featurize(&fm, REAL(x) + r0, n, nr, z, cs, threads);
-        if (k > 0)
+        if (k > 0) {
+            int blas_prev = rff_blas_set_threads(1);
             F77_CALL(dgemm)("N", "N", &nr, &k, &D, &one, z, &cs, REAL(beta), &D,
                             &zero, REAL(out) + r0, &n FCONE FCONE);
+            rff_blas_set_threads(blas_prev);
+        }
         rff_check_interrupt();
     }
     UNPROTECT(1);

@@ -4,6 +4,10 @@
 # Debian packages first (prebuilt, fast); CRAN as the fallback.
 set -euo pipefail
 
+# OpenBLAS for the tests of rff's threads under a threaded BLAS, without
+# changing the default BLAS
+bash "$(dirname "$0")/install-openblas.sh"
+
 need_deb=()
 have_cmd() { command -v "$1" >/dev/null 2>&1; }
 have_rpkg() { Rscript -e "quit(status = !requireNamespace('$1', quietly = TRUE))" >/dev/null 2>&1; }

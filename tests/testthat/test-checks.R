@@ -72,8 +72,9 @@ test_that("results larger than memory are refused before allocation", {
   x <- seq_len(2e5) / 1e5
   old <- options(rff.max_gb = 100)
   on.exit(options(old))
-  # 2e5 x 2e5 doubles are 298 GB
+  # 2e5 x 2e5 doubles are 298 GB; without `y` the error names `x`
   expect_rff_error(rff_kernel(x, kernel = "laplace"), "x")
+  expect_rff_error(rff_kernel(x, x[1:1e5], kernel = "laplace"), "y")
   options(rff.max_gb = NULL)   # the default: physical memory
   if (is.finite(rff:::physical_memory_gb())) {
     expect_rff_error(rff_kernel(x), "x")

@@ -46,7 +46,7 @@ torture_calls <- list(
   list("rff_ridge_predict", list(tx, pair_map, B, 4L, 1L)),
   list("rff_halton", list(7L, 3L, TRUE)),
   list("rff_trig", list(c(-3e6, -1, 0, 2, 1e7))),
-  list("rff_interrupt_hook", list(0, 2L))
+  list("rff_runtime_info", list(0, 2L))
 )
 
 call_routine <- function(tc) {

@@ -1,11 +1,11 @@
 # Long computations stop at an interrupt and leave the session usable.
-# Deterministic: a test hook (rff:::C_rff_interrupt_hook) raises SIGINT, as
+# Deterministic: a test hook (rff:::C_rff_runtime_info) raises SIGINT, as
 # a Ctrl-C would, at a chosen interrupt check, and counts the checks; each
 # test runs in a child R process, so an interrupt cannot reach the test run.
 
 interrupt_at <- function(after, expr_code) {
   code <- sprintf('
-hook <- function(after) .Call(rff:::C_rff_interrupt_hook, after, 1L)$checks
+hook <- function(after) .Call(rff:::C_rff_runtime_info, after, 1L)$checks
 %s
 gc(); before <- gc()[2L, 2L]
 c0 <- hook(%d)

@@ -23,12 +23,12 @@ fit <- rff_ridge(x, y, map = m, lambda = 1e-3, threads = 2, progress = FALSE)
 out <- parallel::mclapply(1:2, function(i) {
   list(Z = rff_features(x, map = m, threads = 2),
        beta = coef(rff_ridge(x, y, map = m, lambda = 1e-3, threads = 2, progress = FALSE)),
-       info = .Call(rff:::C_rff_interrupt_hook, 0, 2L))
+       info = .Call(rff:::C_rff_runtime_info, 0, 2L))
 }, mc.cores = 2)
 stopifnot(identical(out[[1]]$Z, Z), identical(out[[2]]$Z, Z))
 stopifnot(isTRUE(all.equal(out[[1]]$beta, coef(fit), tolerance = 1e-12)))
 stopifnot(out[[1]]$info$threads == 1L, out[[1]]$info$forked)
-info <- .Call(rff:::C_rff_interrupt_hook, 0, 2L)
+info <- .Call(rff:::C_rff_runtime_info, 0, 2L)
 stopifnot(info$threads == 2L, !info$forked)
 cat("DONE\\n")
 '), timeout = 60)

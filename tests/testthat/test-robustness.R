@@ -74,6 +74,7 @@ fns <- list(
   rff_uniform_D = args_of("eps", "prob", "d", "diameter", "kernel", "variant"),
   predict = args_of(object = "fit", "newdata", "lambda"),
   rff_median_lengthscale = args_of("x", "max_rows"),
+  rff_blas_info = args_of("threads"),
   rff_spectral = args_of(sample = "sampler_fn", kappa = "kappa_fn", "name"),
   c = args_of(a = "stats1", b = "stats"),
   user_map = args_of("d", "D", kernel = "spectral", "lengthscale", "variant")
@@ -132,6 +133,7 @@ finite_result <- function(fn, res) {
     rff_uniform_D = is.double(res) && all(is.finite(res) & res >= 1),
     rff_median_lengthscale = is.double(res) && all(is.finite(res) & res > 0),
     rff_spectral = inherits(res, "rff_spectral"),
+    rff_blas_info = inherits(res, "rff_blas_info") && res$threads >= 1L,
     c = inherits(res, "rff_stats") && all(is.finite(res$ZtZ)),
     user_map = inherits(res, "rff_map") && all(is.finite(res$omega)),
     is.numeric(res) && all(is.finite(res)))

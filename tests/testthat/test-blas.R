@@ -1,0 +1,71 @@
+# rff under a threaded BLAS: the BLAS is found, held at one thread inside
+# rff's calls and given back its setting afterwards (also after an
+# interrupt), and results are identical for every `threads`. Run in a
+# child R process that loads Debian's OpenBLAS (tools/install-deps.sh
+# installs it without changing the default BLAS). Speed belongs to the
+# benchmark (make bench), not here.
+
+openblas_dir <- "/usr/lib/x86_64-linux-gnu/openblas-pthread"
+
+run_openblas_child <- function(code) {
+  old <- Sys.getenv(c("R_LD_LIBRARY_PATH", "LD_LIBRARY_PATH", "OPENBLAS_NUM_THREADS"),
+                    unset = NA)
+  on.exit(for (v in names(old)) {
+    if (is.na(old[[v]])) Sys.unsetenv(v) else do.call(Sys.setenv, as.list(old[v]))
+  })
+  Sys.setenv(R_LD_LIBRARY_PATH = paste(openblas_dir, file.path(R.home(), "lib"), sep = ":"),
+             LD_LIBRARY_PATH = openblas_dir, OPENBLAS_NUM_THREADS = "2")
+  run_child(code, timeout = 120)
+}
+
+test_that("rff_blas_info() reports the BLAS and the threads a call uses", {
+  info <- rff_blas_info(threads = 1)
+  expect_s3_class(info, "rff_blas_info")
+  expect_true(info$blas %in% c("plain", "openblas", "blis", "mkl"))
+  expect_identical(info$threads, 1L)
+  expect_false(info$forked)
+  expect_gte(info$blas_threads, 1L)
+  expect_output(print(info), "rff's calls: 1 thread")
+  expect_error(rff_blas_info(threads = 0), class = "rff_error")
+})
+
+test_that("under OpenBLAS results are identical for 1 and 2 threads and the BLAS setting is restored", {
+  skip_on_os(c("windows", "mac"))
+  if (!file.exists(file.path(openblas_dir, "libblas.so.3"))) {
+    skip(paste("OpenBLAS is not installed in", openblas_dir, "(tools/install-deps.sh installs it)"))
+  }
+  res <- run_openblas_child('
+info <- rff_blas_info()
+stopifnot(info$blas == "openblas", info$blas_threads == 2L)
+set.seed(1)
+x <- matrix(rnorm(3000 * 5), 3000, 5)
+y <- cbind(sin(x[, 1]), cos(x[, 2]))
+xw <- matrix(rnorm(600 * 520), 600, 520)   # wide inputs featurize with dgemm
+m <- rff_map(5, D = 300)
+mw <- rff_map(520, D = 40, lengthscale = 20)
+ma <- rff_map(5, D = 300, kernel = "arccos")
+run <- function(th) list(
+  Z = rff_features(x, map = m, threads = th),
+  Zw = rff_features(xw, map = mw, threads = th),
+  Za = rff_features(x, map = ma, threads = th),
+  s = rff_stats(x, y, map = m, chunk_size = 700, threads = th),
+  fit = coef(rff_ridge(x, y, map = m, lambda = c(1e-3, 1e-2), threads = th, progress = FALSE)),
+  p = predict(rff_ridge(x, y, map = m, lambda = 1e-3, threads = th, progress = FALSE), x,
+              threads = th),
+  e = rff_kernel_error(x[1:200, ], map = m, threads = th))
+r1 <- run(1)
+stopifnot(rff_blas_info()$blas_threads == 2L)
+r2 <- run(2)
+for (nm in names(r1)) if (!identical(r1[[nm]], r2[[nm]])) stop("differs: ", nm)
+# the statistics are right, not only repeatable
+Z <- rff_features(x, map = m)
+stopifnot(isTRUE(all.equal(r2$s$ZtZ, crossprod(Z), tolerance = 1e-12)))
+# an interrupt inside a call gives the BLAS its setting back
+.Call(rff:::C_rff_runtime_info, 3, 2L)
+r <- tryCatch(rff_stats(x, y, map = m, chunk_size = 100, threads = 2), interrupt = function(e) "interrupted")
+stopifnot(identical(r, "interrupted"), rff_blas_info()$blas_threads == 2L)
+cat("DONE\\n")
+')
+  expect_equal(res$status, 0L, label = paste(res$output, collapse = "\n"))
+  expect_true(any(res$output == "DONE"), label = paste(res$output, collapse = "\n"))
+})
