@@ -122,11 +122,10 @@ draw_landmarks <- function(x, D) {
 landmark_map <- function(d, D, D_given, kernel, lengthscale, nu, order, degree, offset,
                          variant, sampler, sampler_given, landmarks) {
   d <- check_count(d, "d")
+  # called with landmarks, or with sampler "nystrom"
   if (sampler_given && !is_nystrom(sampler)) {
-    if (!is.null(landmarks)) {
-      rff_abort("landmarks", sprintf(
-        "`landmarks` are for `sampler` \"nystrom\", not %s", show_value(sampler)))
-    }
+    rff_abort("landmarks", sprintf(
+      "`landmarks` are for `sampler` \"nystrom\", not %s", show_value(sampler)))
   }
   if (is.null(landmarks)) {
     rff_abort("landmarks", paste0(
