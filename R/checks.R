@@ -116,9 +116,9 @@ check_flag <- function(x, arg) {
   x
 }
 
-rff_kernels <- c("gaussian", "laplace", "matern", "arccos")
+rff_kernels <- c("gaussian", "laplace", "matern", "arccos", "polynomial")
 rff_variants <- c("pair", "phase")
-rff_samplers <- c("iid", "orthogonal", "qmc")
+rff_samplers <- c("iid", "orthogonal", "qmc", "nystrom")
 
 # A kernel name, or a user-defined spectral measure made by rff_spectral().
 check_kernel <- function(kernel, arg = "kernel") {
@@ -231,6 +231,7 @@ check_map <- function(map, arg = "map") {
     rff_abort(arg, sprintf("`%s` must be an object made by rff_map(), got %s",
                            arg, show_value(map)))
   }
+  if (is_other_map(map)) return(invisible(check_other_map(map, arg)))
   fields <- c("omega", "D", "d", "kernel", "lengthscale", "nu", "variant", "sampler")
   missing_fields <- setdiff(fields, names(map))
   if (length(missing_fields)) {
@@ -330,8 +331,8 @@ check_shift_invariant <- function(kernel, arg = "kernel") {
   kernel <- check_kernel(kernel, arg)
   if (!is_shift_invariant(kernel)) {
     rff_abort(arg, sprintf(paste0(
-      "`%s` must be a shift-invariant kernel: \"arccos\" is not (k(x, y) is no ",
-      "function kappa(x - y)), so Proposition 2 does not apply to it"), arg))
+      "`%s` must be a shift-invariant kernel: \"%s\" is not (k(x, y) is no ",
+      "function kappa(x - y)), so Proposition 2 does not apply to it"), arg, kernel))
   }
   kernel
 }

@@ -70,10 +70,10 @@ rff_cv <- function(x, y, folds = 10, lambda = NULL, lengthscale = 1, map = NULL,
   k <- max(foldid)
 
   if (is.null(map)) {
-    base <- fit_map(ncol(x), NULL, lengthscale = 1, ...)
+    base <- fit_map(ncol(x), NULL, lengthscale = 1, ..., x = x)
     candidates <- check_candidates(lengthscale, ncol(x))
   } else {
-    base <- fit_map(ncol(x), map, ...)
+    base <- fit_map(ncol(x), map, ..., x = x)
     candidates <- if (missing(lengthscale)) list(map$lengthscale) else
       check_candidates(lengthscale, ncol(x))
   }

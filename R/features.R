@@ -9,7 +9,9 @@
 #' For `variant = "pair"`, columns `1..D/2` are sqrt(2/D) cos(omega_j'x) and
 #' columns `D/2+1..D` are sqrt(2/D) sin(omega_j'x); for `"phase"`, column j
 #' is sqrt(2/D) cos(omega_j'x + b_j). For the arc-cosine kernel, see
-#' [rff_arccos]. Rows are computed in blocks in C,
+#' [rff_arccos]; for the polynomial kernel, [rff_polynomial]; for Nystrom
+#' features (`sampler = "nystrom"`, landmarks drawn from `x` unless given),
+#' [rff_nystrom]. Rows are computed in blocks in C,
 #' shared among `threads` OpenMP threads; results do not depend on the number
 #' of threads. For inputs of up to 512 columns, projection and cos/sin are
 #' computed together in one vectorized pass over each block (vectorized
@@ -27,7 +29,11 @@
 #'   from `x` (before the map is drawn) and stored in the map as a number.
 #' @param map An `"rff_map"` from [rff_map()] or from an earlier call. When
 #'   given, no new map is drawn, and none of `D`, `kernel`, `lengthscale`,
-#'   `nu`, `order`, `variant`, `sampler` may be given.
+#'   `nu`, `order`, `degree`, `offset`, `variant`, `sampler`, `landmarks`
+#'   may be given.
+#' @param landmarks For `sampler = "nystrom"`: the landmarks, a matrix with
+#'   the columns of `x`; by default `D` rows of `x` drawn at random
+#'   ([rff_nystrom]).
 #' @param threads Number of threads; default `getOption("rff.threads")`,
 #'   else all cores (at most 2 when `_R_CHECK_LIMIT_CORES_` is set). In a
 #'   forked child process (`parallel::mclapply()`, `future::plan(multicore)`)
@@ -50,18 +56,21 @@
 #' attr(Zo, "rff_map")$lengthscale
 #' @export
 rff_features <- function(x, D = 500, kernel = "gaussian", lengthscale = 1,
-                         nu = 1.5, order = 1, variant = "pair", sampler = "iid",
-                         map = NULL, threads = NULL) {
+                         nu = 1.5, order = 1, degree = 2, offset = 1, variant = "pair",
+                         sampler = "iid", landmarks = NULL, map = NULL, threads = NULL) {
   check_required("x")
   x <- check_x(x)
   threads <- check_threads(threads)
+  sampling <- c("D", "kernel", "lengthscale", "nu", "order", "degree", "offset", "variant",
+                "sampler", "landmarks")
   if (is.null(map)) {
-    lengthscale <- resolve_lengthscale(lengthscale, x)
-    map <- rff_map(ncol(x), D = D, kernel = kernel, lengthscale = lengthscale,
-                   nu = nu, order = order, variant = variant, sampler = sampler)
+    # the arguments given, so that rff_map() tells D and sampler given from
+    # their defaults (Nystrom landmarks)
+    args <- mget(supplied_args(sampling, environment()), envir = environment())
+    args$lengthscale <- resolve_lengthscale(lengthscale, x)
+    map <- data_map(x, args)
   } else {
-    check_no_sampling_args(supplied_args(
-      c("D", "kernel", "lengthscale", "nu", "order", "variant", "sampler"), environment()))
+    check_no_sampling_args(supplied_args(sampling, environment()))
     check_map(map)
     check_x_matches_map(x, map)
   }

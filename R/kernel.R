@@ -5,8 +5,10 @@
 #' kappa(0) = 1. The Matern kernel is 2^(1-nu) / Gamma(nu) (sqrt(2 nu) r)^nu
 #' K_nu(sqrt(2 nu) r), with closed forms used for nu = 1/2, 3/2, 5/2. For
 #' the arc-cosine kernel, K\[i, j\] = k(x_i / lengthscale, y_j / lengthscale)
-#' by the closed forms of Cho and Saul (2009) (see [rff_arccos]); for an
-#' [rff_spectral()] kernel, its `kappa` is called at each scaled offset.
+#' by the closed forms of Cho and Saul (2009) (see [rff_arccos]); for the
+#' polynomial kernel, (x_i'y_j / lengthscale^2 + offset)^degree
+#' ([rff_polynomial]); for an [rff_spectral()] kernel, its `kappa` is
+#' called at each scaled offset.
 #'
 #' @inheritParams rff_features
 #' @param lengthscale A positive number, one per column (ARD), or
@@ -14,9 +16,8 @@
 #'   ([rff_median_lengthscale()]).
 #' @param y A second set of points with the same columns as `x`; `NULL`
 #'   (default) means `x`.
-#' @param map An `"rff_map"`; when given, its kernel, lengthscale, `nu` and
-#'   `order` are used, and `kernel`, `lengthscale`, `nu`, `order` may not be
-#'   given.
+#' @param map An `"rff_map"`; when given, its kernel, lengthscale, `nu`,
+#'   `order`, `degree` and `offset` are used, and none of them may be given.
 #' @return The `nrow(x)` x `nrow(y)` kernel matrix, with the row names of
 #'   `x` and `y` as dimnames.
 #' @seealso [rff_features()] for its random-feature approximation.
@@ -26,26 +27,32 @@
 #' rff_kernel(x, kernel = "matern", nu = 0.5, lengthscale = 2)  # exp(-delta / 2)
 #' # arc-cosine kernel of order 0: 1 - angle / pi
 #' rff_kernel(rbind(c(1, 0), c(0, 1), c(-1, 0)), kernel = "arccos", order = 0)
+#' # polynomial kernel (x'y + 1)^2
+#' rff_kernel(x, kernel = "polynomial", degree = 2, offset = 1)
 #' @export
 rff_kernel <- function(x, y = NULL, kernel = "gaussian", lengthscale = 1,
-                       nu = 1.5, order = 1, map = NULL) {
+                       nu = 1.5, order = 1, degree = 2, offset = 1, map = NULL) {
   check_required("x")
   x <- check_x(x)
   y_given <- !is.null(y)
   y <- if (y_given) check_x(y, "y") else x
   if (!is.null(map)) {
-    check_no_sampling_args(supplied_args(c("kernel", "lengthscale", "nu", "order"),
-                                         environment()))
+    check_no_sampling_args(supplied_args(c("kernel", "lengthscale", "nu", "order", "degree",
+                                           "offset"), environment()))
     check_map(map)
     check_x_matches_map(x, map)
     kernel <- map$kernel
     lengthscale <- map$lengthscale
     nu <- map$nu
     order <- if (is.null(map$order)) 1L else map$order
+    degree <- map$degree
+    offset <- map$offset
   } else {
     kernel <- check_kernel(kernel)
     nu <- check_nu(nu, kernel)
     order <- check_order(order)
+    degree <- check_degree(degree)
+    offset <- check_offset(offset)
     lengthscale <- resolve_lengthscale(lengthscale, x)
   }
   if (ncol(y) != ncol(x)) {
@@ -53,7 +60,8 @@ rff_kernel <- function(x, y = NULL, kernel = "gaussian", lengthscale = 1,
   }
   lengthscale <- check_lengthscale(lengthscale, ncol(x))
   check_alloc(nrow(x), nrow(y), arg = if (y_given) "y" else "x")
-  spec <- list(kernel = kernel, lengthscale = lengthscale, nu = nu, order = order)
+  spec <- list(kernel = kernel, lengthscale = lengthscale, nu = nu, order = order,
+               degree = degree, offset = offset)
   K <- exact_kernel(x, y, spec)
   if (!inherits(kernel, "rff_spectral") && any(!is.finite(K))) {
     rff_abort("lengthscale", sprintf(paste0(
@@ -84,13 +92,17 @@ exact_kernel <- function(x, y, spec) {
 kernel_kappa <- function(delta, spec) {
   delta <- as.matrix(delta)
   storage.mode(delta) <- "double"
-  if (identical(spec$kernel, "arccos")) {
-    rff_abort("kernel", paste0(
-      "`kernel` \"arccos\" is not shift-invariant (k(x, y) is no function kappa(x - y)), ",
-      "so Proposition 2 (the variance of shift-invariant features) does not apply to it"))
+  if (!is_shift_invariant(spec$kernel)) {
+    rff_abort("kernel", sprintf(paste0(
+      "`kernel` \"%s\" is not shift-invariant (k(x, y) is no function kappa(x - y)), ",
+      "so Proposition 2 (the variance of shift-invariant features) does not apply to it"),
+      spec$kernel))
   }
   as.vector(exact_kernel(delta, matrix(0, 1L, ncol(delta)), spec))
 }
 
-# TRUE for a kernel k(x, y) = kappa(x - y) (everything but "arccos").
-is_shift_invariant <- function(kernel) !identical(kernel, "arccos")
+# TRUE for a kernel k(x, y) = kappa(x - y) (everything but "arccos" and
+# "polynomial").
+is_shift_invariant <- function(kernel) {
+  !identical(kernel, "arccos") && !identical(kernel, "polynomial")
+}

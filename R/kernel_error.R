@@ -14,7 +14,11 @@
 #' same arguments, `d = ncol(x)`) would draw after the same [set.seed()], so
 #' a study can be re-run, or inspected map by map. Only one replicate's
 #' feature matrices exist at any time, so memory does not grow with `reps`;
-#' the exact kernel is computed once. Featurization uses `threads` OpenMP
+#' the exact kernel is computed once. Maps that are not drawn from a
+#' spectral law are made in R, one replicate at a time, in the same order:
+#' TensorSketch maps of the polynomial kernel as [rff_map()] draws them, and
+#' Nystrom maps (`sampler = "nystrom"`) from `D` landmarks drawn from the
+#' rows of `x` with [sample.int()] for each replicate. Featurization uses `threads` OpenMP
 #' threads; results do not depend on the thread count.
 #'
 #' Per replicate, with E the `n` x `m` error matrix (all entries, including
@@ -40,7 +44,12 @@
 #'   is one column: `y = 0` is the point 0 when `x` has one column); `NULL`
 #'   (default) compares the Gram matrix of `x`.
 #' @param map A fixed `"rff_map"`; then `reps` must be 1, and none of `D`,
-#'   `kernel`, `lengthscale`, `nu`, `variant`, `sampler` may be given.
+#'   `kernel`, `lengthscale`, `nu`, `order`, `degree`, `offset`, `variant`,
+#'   `sampler`, `landmarks` may be given.
+#' @param landmarks For `sampler = "nystrom"`: fixed landmarks, used by
+#'   every replicate (which then all have the same map). By default each
+#'   replicate draws its `D` landmarks afresh from the rows of `x`
+#'   ([rff_nystrom]), so `D` may not exceed `nrow(x)`.
 #' @param D Number of features: one value, or several for a study over `D`
 #'   (each even for `variant = "pair"`).
 #' @param reps Number of independent maps per value of `D` (at least 1).
@@ -75,8 +84,8 @@
 #' @export
 rff_kernel_error <- function(x, y = NULL, map = NULL, D = 500,
                              kernel = "gaussian", lengthscale = 1, nu = 1.5, order = 1,
-                             variant = "pair", sampler = "iid", reps = 1,
-                             keep = FALSE, threads = NULL) {
+                             degree = 2, offset = 1, variant = "pair", sampler = "iid",
+                             landmarks = NULL, reps = 1, keep = FALSE, threads = NULL) {
   check_required("x")
   x <- check_x(x)
   symmetric <- is.null(y)
@@ -90,9 +99,11 @@ rff_kernel_error <- function(x, y = NULL, map = NULL, D = 500,
   reps <- check_count(reps, "reps")
   keep <- check_flag(keep, "keep")
   threads <- check_threads(threads)
+  draw <- draw_map
   if (!is.null(map)) {
     check_no_sampling_args(supplied_args(
-      c("D", "kernel", "lengthscale", "nu", "order", "variant", "sampler"), environment()))
+      c("D", "kernel", "lengthscale", "nu", "order", "degree", "offset", "variant", "sampler",
+        "landmarks"), environment()))
     check_map(map)
     check_x_matches_map(x, map)
     if (reps != 1L) {
@@ -105,10 +116,25 @@ rff_kernel_error <- function(x, y = NULL, map = NULL, D = 500,
       rff_abort("D", sprintf("`D` must be one or more whole numbers, got %s", show_value(D)))
     }
     lengthscale <- resolve_lengthscale(lengthscale, x)
-    specs <- lapply(D, function(D1) {
-      map_spec(ncol(x), D = D1, kernel = kernel, lengthscale = lengthscale,
-               nu = nu, order = order, variant = variant, sampler = sampler)
-    })
+    if (!is.null(landmarks)) {
+      # given landmarks: one map, the same for every replicate
+      landmark_args <- list(landmarks = landmarks, kernel = kernel, lengthscale = lengthscale,
+                            nu = nu, order = order, degree = degree, offset = offset,
+                            variant = variant)
+      if (!missing(D)) landmark_args$D <- D
+      if (!missing(sampler)) landmark_args$sampler <- sampler
+      lmap <- do.call(rff_map, c(list(d = ncol(x)), landmark_args))
+      draw <- function(spec) lmap
+      specs <- list(unclass(lmap)[setdiff(names(lmap), c("landmarks", "weights", "rank"))])
+    } else {
+      specs <- lapply(D, function(D1) {
+        map_spec(ncol(x), D = D1, kernel = kernel, lengthscale = lengthscale,
+                 nu = nu, order = order, degree = degree, offset = offset,
+                 variant = variant, sampler = sampler)
+      })
+      # Nystrom landmarks are drawn from x afresh for every replicate
+      if (is_nystrom(sampler)) draw <- function(spec) nystrom_map(spec, draw_landmarks(x, spec$D))
+    }
   }
   n <- nrow(x)
   m <- if (symmetric) n else nrow(y)
@@ -121,7 +147,7 @@ rff_kernel_error <- function(x, y = NULL, map = NULL, D = 500,
   spectral <- symmetric && n <= spectral_max_n()
 
   parts <- lapply(specs, function(s) {
-    error_replicates(x, y, K, s, reps, keep, spectral, threads)
+    error_replicates(x, y, K, s, reps, keep, spectral, threads, draw = draw)
   })
   errors <- do.call(rbind, lapply(parts, `[[`, "errors"))
   colnames(errors) <- c("max_abs", "mean_abs", "rmse", "rel_fro", "rel_spec")
@@ -141,7 +167,8 @@ rff_kernel_error <- function(x, y = NULL, map = NULL, D = 500,
   }
   s1 <- specs[[1L]]
   attr(out, "settings") <- list(kernel = s1$kernel, lengthscale = s1$lengthscale,
-                                nu = s1$nu, order = s1$order, sampler = s1$sampler, n = n, m = m,
+                                nu = s1$nu, order = s1$order, degree = s1$degree,
+                                offset = s1$offset, sampler = s1$sampler, n = n, m = m,
                                 d = ncol(x), symmetric = symmetric,
                                 fixed_map = !is.null(map))
   class(out) <- c("rff_kernel_error", "data.frame")
@@ -159,18 +186,20 @@ spectral_max_n <- function() {
 # rff_map() draws them). Maps that cannot (e.g. a spectral measure given as
 # an R function) are drawn in R by draw_map(), one replicate at a time.
 drawable_in_c <- function(spec) {
-  is.character(spec$kernel) && is.null(spec$omega)
+  is.character(spec$kernel) && is.null(spec$omega) && !is_polynomial(spec$kernel) &&
+    !is_nystrom(spec$sampler)
 }
 
 # The errors (and estimates) of `reps` replicates of one spec, or of a fixed
 # map (reps = 1): list(errors = reps x 5 matrix, estimate = array or NULL).
+# Maps not drawn in C are made by draw(spec), one replicate at a time.
 error_replicates <- function(x, y, K, spec, reps, keep, spectral, threads,
-                             in_c = drawable_in_c(spec)) {
-  if (!is.null(spec$omega) || in_c) {
+                             in_c = drawable_in_c(spec), draw = draw_map) {
+  if (inherits(spec, "rff_map") || in_c) {
     return(.Call(C_rff_kernel_error, x, y, K, spec, reps, keep, spectral, threads))
   }
   parts <- lapply(seq_len(reps), function(r) {
-    .Call(C_rff_kernel_error, x, y, K, draw_map(spec), 1L, keep, spectral, threads)
+    .Call(C_rff_kernel_error, x, y, K, draw(spec), 1L, keep, spectral, threads)
   })
   list(errors = do.call(rbind, lapply(parts, `[[`, "errors")),
        estimate = if (keep) unlist(lapply(parts, `[[`, "estimate"), use.names = FALSE))

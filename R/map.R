@@ -14,6 +14,11 @@
 #' orders are given in [rff_samplers]; an [rff_spectral()] kernel's
 #' `sample(m, d)` is called once, before the phases are drawn.
 #'
+#' Two kinds of maps are not made of frequencies: the TensorSketch of the
+#' polynomial kernel ([rff_polynomial]) and Nystrom maps
+#' (`sampler = "nystrom"`, from `landmarks`; [rff_nystrom]). They are
+#' `"rff_map"` objects all the same, accepted wherever a map is.
+#'
 #' Kernels, with u = (x - y) / lengthscale:
 #' \describe{
 #'   \item{`"arccos"`}{the arc-cosine kernel of order `order` (Cho and Saul,
@@ -26,12 +31,16 @@
 #'   \item{`"matern"`}{Matern-`nu` of r = |u|_2; a multivariate t with
 #'     2 `nu` degrees of freedom, one chi-square draw per frequency.
 #'     `nu = 0.5` is the exponential kernel exp(-r).}
+#'   \item{`"polynomial"`}{(x'y / l^2 + `offset`)^`degree`, not
+#'     shift-invariant; TensorSketch features, see [rff_polynomial].}
 #' }
 #'
 #' @param d Number of input columns.
-#' @param D Number of features (even for `variant = "pair"`).
+#' @param D Number of features (even for `variant = "pair"` with random
+#'   frequencies); for a Nystrom map, the number of landmarks.
 #' @param kernel One of `"gaussian"`, `"laplace"`, `"matern"`, `"arccos"`,
-#'   or a user-defined spectral measure made by [rff_spectral()].
+#'   `"polynomial"`, or a user-defined spectral measure made by
+#'   [rff_spectral()].
 #' @param lengthscale A positive number, or one per input column (ARD).
 #'   [rff_features()] and [rff_kernel()] also accept `"median"` (the median
 #'   heuristic, see [rff_median_lengthscale()]); `rff_map()`, which sees no
@@ -46,19 +55,33 @@
 #'   probability below 1e-15).
 #' @param order Order of the arc-cosine kernel, 0 or 1; ignored by other
 #'   kernels.
+#' @param degree,offset Degree (a whole number from 1 to 30) and offset
+#'   (>= 0) of the polynomial kernel; ignored by other kernels (which only
+#'   need them valid).
 #' @param variant `"pair"` (default): `D/2` frequencies, each giving a cosine
 #'   and a sine feature. `"phase"`: `D` frequencies with uniform random
 #'   phases, z_j(x) = sqrt(2/D) cos(omega_j'x + b_j).
-#'   The arc-cosine kernel has no phases and accepts only `"pair"`.
+#'   The arc-cosine kernel has no phases and accepts only `"pair"`; for
+#'   the polynomial kernel and Nystrom maps the variant has no meaning
+#'   (leave it at its default).
 #' @param sampler How frequencies are drawn: `"iid"` (independent draws),
 #'   `"orthogonal"` (orthogonal random features, radial kernels only) or
 #'   `"qmc"` (randomized quasi-Monte Carlo); see [rff_samplers]. Maps drawn
-#'   with `"iid"` are those of earlier versions, draw for draw.
+#'   with `"iid"` are those of earlier versions, draw for draw. Or
+#'   `"nystrom"`: a Nystrom map on `landmarks` ([rff_nystrom]).
+#' @param landmarks For a Nystrom map, the landmarks: a numeric matrix (or
+#'   data frame) with `d` columns and one row per feature. Giving them
+#'   implies `sampler = "nystrom"`, and `D` is their number. Functions that
+#'   see data draw them from it when `sampler = "nystrom"` and no
+#'   `landmarks` are given.
 #' @return An object of class `"rff_map"`: a list with `omega` (the `d` x `m`
 #'   frequency matrix, lengthscale applied; m = D/2 for `"pair"`, D for
 #'   `"phase"`), `phase` (length `D`, or `NULL` for `"pair"`), `D`, `d`,
 #'   `kernel` (a name, or the [rff_spectral()] object itself), `lengthscale`
-#'   (always numeric), `nu`, `order`, `variant` and `sampler`.
+#'   (always numeric), `nu`, `order`, `variant` and `sampler`. A
+#'   TensorSketch map has `hash` and `sign` instead of `omega` and `phase`
+#'   (and `degree`, `offset`), a Nystrom map `landmarks`, `weights` and
+#'   `rank` ([rff_polynomial], [rff_nystrom]).
 #' @references Rahimi, A. and Recht, B. (2007). Random features for
 #'   large-scale kernel machines. *Advances in Neural Information Processing
 #'   Systems 20*.
@@ -73,30 +96,45 @@
 #' o <- rff_map(d = 3, D = 6, sampler = "orthogonal")
 #' round(crossprod(o$omega), 10)
 #' rff_map(d = 3, D = 100, kernel = "arccos", order = 0)
+#' rff_map(d = 3, D = 100, kernel = "polynomial", degree = 3)
+#' rff_map(d = 2, landmarks = matrix(rnorm(20), 10, 2))
 #' @export
 rff_map <- function(d, D = 500, kernel = "gaussian", lengthscale = 1, nu = 1.5,
-                    order = 1, variant = c("pair", "phase"), sampler = "iid") {
+                    order = 1, degree = 2, offset = 1, variant = c("pair", "phase"),
+                    sampler = "iid", landmarks = NULL) {
   check_required("d")
+  if (!is.null(landmarks) || is_nystrom(sampler)) {
+    return(landmark_map(d, D, !missing(D), kernel, lengthscale, nu, order, degree, offset,
+                        variant, sampler, !missing(sampler), landmarks))
+  }
   draw_map(map_spec(d, D = D, kernel = kernel, lengthscale = lengthscale,
-                    nu = nu, order = order, variant = variant, sampler = sampler))
+                    nu = nu, order = order, degree = degree, offset = offset,
+                    variant = variant, sampler = sampler))
 }
 
 # The validated parameters a map is drawn from (the "spec": every field of an
 # rff_map but omega and phase). rff_map() and every function that draws maps
 # itself (rff_kernel_error()) validate their sampling arguments here.
 map_spec <- function(d, D = 500, kernel = "gaussian", lengthscale = 1, nu = 1.5,
-                     order = 1, variant = c("pair", "phase"), sampler = "iid") {
+                     order = 1, degree = 2, offset = 1, variant = c("pair", "phase"),
+                     sampler = "iid") {
   d <- check_count(d, "d")
   variant <- check_variant(variant)
   D <- check_count(D, "D", hi = 2^30)
+  kernel <- check_kernel(kernel)
+  sampler <- check_sampler(sampler)
+  if (is_nystrom(sampler) || is_polynomial(kernel)) {
+    return(more_map_spec(d, D, kernel, lengthscale, nu, order, degree, offset, variant,
+                         sampler))
+  }
   if (variant == "pair" && D %% 2L != 0L) {
     rff_abort("D", sprintf("`D` must be even for variant \"pair\", got %d", D))
   }
-  kernel <- check_kernel(kernel)
   lengthscale <- check_lengthscale(lengthscale, d)
   nu <- check_nu(nu, kernel)
   order <- check_order(order)
-  sampler <- check_sampler(sampler)
+  check_degree(degree)
+  check_offset(offset)
   check_sampler_kernel(sampler, kernel, variant)
   m <- if (variant == "pair") D %/% 2L else D
   if (as.double(d) * m > 2^31 - 1) {
@@ -120,6 +158,10 @@ kernel_label <- function(spec) {
   if (inherits(kernel, "rff_spectral")) return(sprintf("%s (rff_spectral)", kernel$name))
   if (kernel == "matern") return(sprintf("Matern (nu = %s)", format(spec$nu)))
   if (kernel == "arccos") return(sprintf("Arc-cosine (order %s)", format(spec$order)))
+  if (kernel == "polynomial") {
+    return(sprintf("Polynomial (degree %s, offset %s)", format(spec$degree),
+                   format(spec$offset)))
+  }
   paste0(toupper(substring(kernel, 1, 1)), substring(kernel, 2))
 }
 
@@ -129,11 +171,17 @@ print.rff_map <- function(x, ...) {
   ls_txt <- if (length(ls) == 1L) format(ls, digits = 4) else
     sprintf("%d values in [%s, %s] (ARD)", length(ls),
             format(min(ls), digits = 4), format(max(ls), digits = 4))
-  cat(sprintf("<rff_map> %d random Fourier features of %d input column%s\n",
-              x$D, x$d, if (x$d == 1L) "" else "s"))
+  cat(sprintf("<rff_map> %d %s of %d input column%s\n",
+              x$D, map_kind(x), x$d, if (x$d == 1L) "" else "s"))
   cat(sprintf("  kernel:      %s\n", kernel_label(x)))
   cat(sprintf("  lengthscale: %s\n", ls_txt))
-  cat(sprintf("  variant:     %s (%d frequencies), sampler: %s\n",
-              x$variant, ncol(x$omega), x$sampler))
+  if (is_nystrom(x$sampler)) {
+    cat(sprintf("  landmarks:   %d, rank of K(L, L) %d\n", nrow(x$landmarks), x$rank))
+  } else if (is_polynomial(x$kernel)) {
+    cat(sprintf("  sketch:      %d count sketches of %d coordinates\n", x$degree, x$d + 1L))
+  } else {
+    cat(sprintf("  variant:     %s (%d frequencies), sampler: %s\n",
+                x$variant, ncol(x$omega), x$sampler))
+  }
   invisible(x)
 }

@@ -14,8 +14,9 @@ fit_call <- function(call, name) {
 # ---- the map of a fit ----
 
 # The one place maps are made for fitting: the given map, or rff_map(d, ...)
-# with whatever sampling arguments rff_map() accepts.
-fit_map <- function(d, map = NULL, ...) {
+# with whatever sampling arguments rff_map() accepts (Nystrom landmarks
+# drawn from the data x unless given).
+fit_map <- function(d, map = NULL, ..., x = NULL) {
   args <- list(...)
   if (!is.null(map)) {
     check_no_sampling_args(names(args))
@@ -27,12 +28,18 @@ fit_map <- function(d, map = NULL, ...) {
     return(map)
   }
   check_map_args(args)
-  do.call(rff_map, c(list(d = d), args))
+  if (is.null(x)) x <- matrix(0, 0L, d)
+  data_map(x, args)
 }
 
 # The same draws at another lengthscale: omega has one row per input
 # column, each divided by its lengthscale.
 rescale_map <- function(map, lengthscale) {
+  if (is_nystrom(map$sampler)) return(rescale_nystrom(map, lengthscale))
+  if (is_polynomial(map$kernel)) {
+    map$lengthscale <- lengthscale
+    return(map)
+  }
   d <- map$d
   map$omega <- map$omega * (rep_len(map$lengthscale, d) / rep_len(lengthscale, d))
   map$lengthscale <- lengthscale
@@ -315,8 +322,8 @@ newdata_matrix <- function(object, newdata) {
 # ---- printing ----
 
 map_line <- function(map) {
-  sprintf("%d random Fourier features (%s, %s kernel, lengthscale %s)",
-          map$D, map$variant, kernel_label(map),
+  sprintf("%d %s (%s, %s kernel, lengthscale %s)",
+          map$D, map_kind(map), map$variant, kernel_label(map),
           paste(format(map$lengthscale, digits = 4), collapse = ", "))
 }
 

@@ -123,7 +123,7 @@ rff_ridge.default <- function(x, y, lambda = NULL, map = NULL, intercept = TRUE,
   a <- check_fit_args(x, y, lambda, intercept, nlambda, lambda_min_ratio,
                       threads, progress)
   map_given <- !is.null(map)
-  map <- fit_map(ncol(a$x), map, ...)
+  map <- fit_map(ncol(a$x), map, ..., x = a$x)
   # Z'Z, its factor or eigenvectors, and the solve's workspace
   check_stats_memory(map$D, 4, map_given)
   chunk_size <- check_chunk_size(chunk_size, map$D)

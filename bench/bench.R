@@ -223,6 +223,76 @@ run_child <- function(threads, outfile) {
     }
   }
 
+  # N1: Nystrom features of 20,000 x 10 on D = 500 landmarks drawn from x
+  # (Gaussian kernel); the peers use the same landmarks
+  if (wanted("N1")) {
+    wl <- "N1 nystrom"
+    n <- 20000L; d <- 10L; D <- 500L; l <- sqrt(d)
+    set.seed(5)
+    x <- matrix(rnorm(n * d), n, d)
+    L <- x[sample.int(n, D), ]
+    m <- rff_map(d, landmarks = L, lengthscale = l)
+    W <- m$weights
+    add(row(wl, "rff::rff_features", threads,
+            time_call(rff_features(x, map = m, threads = threads), reps), blas,
+            note = sprintf("rank of K(L, L) %d", m$rank)))
+    plain <- quote(rff_kernel(x, L, lengthscale = l) %*% W)
+    diff <- max(abs(rff_features(x, map = m, threads = threads) - eval(plain)))
+    add(row(wl, "plain R: rff_kernel(x, L) %*% W", threads, time_call(eval(plain), reps), blas,
+            note = sprintf("max |rff - plain R| = %.1e", diff)))
+    if (py_ok) {
+      fx <- file.path(out_dir, "x_N1.bin"); fl <- file.path(out_dir, "L_N1.bin")
+      fz <- file.path(out_dir, "z_N1.bin")
+      writeBin(as.vector(x), fx); writeBin(as.vector(L), fl)
+      writeBin(as.vector(rff_features(x[1:100, ], map = m)), fz)
+      py_work[[length(py_work) + 1]] <- list(workload = wl, kind = "nystrom", x = fx,
+                                             landmarks = fl, z = fz, n = n, d = d, D = D,
+                                             lengthscale = l, reps = reps)
+    } else add(skipped(wl, "sklearn Nystroem.transform", threads, blas,
+                       "python3-sklearn not importable by /usr/bin/python3"))
+  }
+
+  # P1: TensorSketch features of the polynomial kernel (x'y / l^2 + 1)^2,
+  # 50,000 x 10, D = 1000; scikit-learn is given the same buckets and signs
+  if (wanted("P1")) {
+    wl <- "P1 polynomial"
+    n <- 50000L; d <- 10L; D <- 1000L; l <- sqrt(d); p <- 2L; off <- 1
+    set.seed(6)
+    x <- matrix(rnorm(n * d), n, d)
+    m <- rff_map(d, D = D, kernel = "polynomial", degree = p, offset = off, lengthscale = l)
+    h <- m$hash
+    s <- m$sign
+    add(row(wl, "rff::rff_features", threads,
+            time_call(rff_features(x, map = m, threads = threads), reps), blas))
+    # plain R: the p count sketches, multiplied in the Fourier domain
+    plain <- quote({
+      u <- cbind(x / l, sqrt(off))
+      P <- NULL
+      for (i in seq_len(p)) {
+        C <- matrix(0, n, D)
+        for (k in seq_len(ncol(u))) C[, h[k, i] + 1L] <- C[, h[k, i] + 1L] + s[k, i] * u[, k]
+        F <- stats::mvfft(t(C))
+        P <- if (is.null(P)) F else P * F
+      }
+      t(Re(stats::mvfft(P, inverse = TRUE))) / D
+    })
+    diff <- max(abs(rff_features(x, map = m, threads = threads) - eval(plain)))
+    add(row(wl, "plain R: count sketches and mvfft()", threads, time_call(eval(plain), reps),
+            blas, note = sprintf("max |rff - plain R| = %.1e", diff)))
+    if (py_ok) {
+      fx <- file.path(out_dir, "x_P1.bin"); fz <- file.path(out_dir, "z_P1.bin")
+      fh <- file.path(out_dir, "hash_P1.bin"); fs <- file.path(out_dir, "sign_P1.bin")
+      writeBin(as.vector(x), fx)
+      writeBin(as.double(h), fh); writeBin(as.vector(s), fs)
+      writeBin(as.vector(rff_features(x[1:100, ], map = m)), fz)
+      py_work[[length(py_work) + 1]] <- list(workload = wl, kind = "polynomial", x = fx,
+                                             hash = fh, sign = fs, z = fz, n = n, d = d,
+                                             D = D, lengthscale = l, degree = p, offset = off,
+                                             reps = reps)
+    } else add(skipped(wl, "sklearn PolynomialCountSketch.transform", threads, blas,
+                       "python3-sklearn not importable by /usr/bin/python3"))
+  }
+
   # E1: convergence study, 400 replications at D = 5000 on an 801-point grid
   if (wanted("E1")) {
     wl <- "E1 kernel error"
@@ -250,14 +320,14 @@ run_child <- function(threads, outfile) {
     env <- if (nzchar(py_env)) paste0("LD_LIBRARY_PATH=", py_env) else character()
     out <- suppressWarnings(system2(python, c("bench/peers.py", spec), stdout = TRUE,
                                     stderr = TRUE, env = env))
-    ok <- grepl("^(F|R|E)[0-9]", out)
+    ok <- grepl("^(F|R|E|N|P)[0-9]", out)
     if (!all(ok)) message(paste(out[!ok], collapse = "\n"))
     for (line in out[ok]) {
       f <- strsplit(line, ",", fixed = TRUE)[[1]]
       add(row(f[1], f[2], as.integer(f[3]),
               list(median = as.numeric(f[4]), peak = as.numeric(f[5]), reps = as.integer(f[6]),
                    first = as.numeric(f[8])),
-              paste0(f[7], " [numpy]")))
+              paste0(f[7], " [numpy]"), note = if (length(f) >= 9) f[9] else ""))
     }
   }
   saveRDS(do.call(rbind, rows), outfile)

@@ -1,6 +1,7 @@
-"""Times scikit-learn's RBFSampler (and RBFSampler + Ridge) on the data that
-bench.R wrote, for the same workloads, and prints one CSV row per timing:
-workload,tool,threads,median_s,peak_mb,reps,blas,first_s.
+"""Times scikit-learn's RBFSampler (and RBFSampler + Ridge), Nystroem and
+PolynomialCountSketch on the data that bench.R wrote, for the same
+workloads, and prints one CSV row per timing:
+workload,tool,threads,median_s,peak_mb,reps,blas,first_s[,note].
 
 Called by bench.R as: /usr/bin/python3 bench/peers.py SPEC.json
 where SPEC lists the workloads with their data files (column-major float64,
@@ -70,6 +71,34 @@ def timed(fn, reps):
     return statistics.median(times), peak, reps, first
 
 
+def maps(w, x, gamma):
+    """Nystroem on the landmarks rff used, or PolynomialCountSketch with
+    rff's buckets and signs; the note compares the first 100 rows of the
+    features with rff's (Nystroem's columns follow its own order of the
+    landmarks, component_indices_)."""
+    from sklearn.kernel_approximation import Nystroem, PolynomialCountSketch
+    D = w["D"]
+    z_rff = load(w["z"], 100, D)
+    if w["kind"] == "nystrom":
+        landmarks = load(w["landmarks"], D, w["d"])
+        tr = Nystroem(kernel="rbf", gamma=gamma, n_components=D, random_state=1)
+        tr.fit(landmarks)
+        z_rff = z_rff[:, tr.component_indices_]
+        tool = "sklearn Nystroem.transform"
+    else:
+        tr = PolynomialCountSketch(gamma=1.0 / w["lengthscale"] ** 2, degree=w["degree"],
+                                   coef0=w["offset"], n_components=D, random_state=1)
+        tr.fit(x)
+        # rff's sketch: (d + 1) x degree, column-major, as hash_ and sign_
+        shape = (w["degree"], w["d"] + 1)
+        tr.indexHash_ = load(w["hash"], w["d"] + 1, w["degree"]).T.astype(int).reshape(shape)
+        tr.bitHash_ = load(w["sign"], w["d"] + 1, w["degree"]).T.reshape(shape)
+        tool = "sklearn PolynomialCountSketch.transform"
+    diff = np.max(np.abs(tr.transform(x[:100]) - z_rff))
+    med, peak, reps, first = timed(lambda: tr.transform(x), w["reps"])
+    return med, peak, reps, first, tool, "max |rff - sklearn| = %.1e (100 rows)" % diff
+
+
 def main():
     spec = json.load(open(sys.argv[1]))
     threads = spec["threads"]
@@ -82,6 +111,14 @@ def main():
             x = load(w["x"], w["n"], w["d"])
             # gamma = 1 / (2 l^2) is the Gaussian kernel with lengthscale l
             gamma = 1.0 / (2.0 * w["lengthscale"] ** 2)
+            note = ""
+            if w["kind"] in ("nystrom", "polynomial"):
+                med, peak, reps, first, tool, note = maps(w, x, gamma)
+                print("%s,%s,%d,%.6f,%.1f,%d,%s,%.6f,%s" % (
+                    w["workload"], tool, threads, med, peak, reps, blas.replace(",", ";"),
+                    first, note))
+                sys.stdout.flush()
+                continue
             sampler = RBFSampler(gamma=gamma, n_components=w["D"], random_state=1)
             sampler.fit(x)
             if w["kind"] == "featurize":

@@ -45,7 +45,7 @@ int rff_variant_code(SEXP variant)
 int rff_sampler_code(SEXP sampler)
 {
     /* in the order of RFF_SAMPLER_* */
-    static const char *const names[] = {"iid", "orthogonal", "qmc", NULL};
+    static const char *const names[] = {"iid", "orthogonal", "qmc", "nystrom", NULL};
     return rff_string_code(sampler, "sampler", names);
 }
 

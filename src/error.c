@@ -117,8 +117,9 @@ SEXP rff_kernel_error(SEXP x, SEXP y, SEXP K, SEXP source, SEXP reps_,
 
     rff_fmap fm;
     rff_spec spec;
-    /* a fixed map is told from a spec by its frequencies */
-    int fixed = rff_list_elt_opt(source, "omega") != R_NilValue;
+    /* a fixed map is told from a spec by its class or its frequencies */
+    int fixed = Rf_inherits(source, "rff_map") ||
+        rff_list_elt_opt(source, "omega") != R_NilValue;
     if (fixed) {
         if (reps != 1) Rf_error("`reps` must be 1 with a fixed map");
         rff_fmap_from_list(source, &fm);
@@ -191,7 +192,7 @@ SEXP rff_kernel_error(SEXP x, SEXP y, SEXP K, SEXP source, SEXP reps_,
             for (int j = 1; j < n; j++)
                 for (int i = 0; i < j; i++)
                     est[i + (R_xlen_t) j * n] = est[j + (R_xlen_t) i * n];
-        } else if (m <= ERR_SMALL_M) {
+        } else if (m <= ERR_SMALL_M && rff_fmap_blockwise(&fm)) {
             rff_featurize(&fm, py, m, m, zy, m, threads);
             est_block_ctx ctx = {&fm, px, zy, zx, est, n, m};
             rff_for_blocks(n, D, threads, est_block, &ctx);

@@ -1,6 +1,7 @@
 /* Featurization: a map read back from R, and the one blocked routine that
    the feature matrix, the ridge statistics and the kernel-error
-   replications all call (the shift-invariant kernels are in fused.c). */
+   replications all call (the shift-invariant kernels are in fused.c, the
+   TensorSketch in tensorsketch.c, the Nystrom features in nystrom.c). */
 #include "rff.h"
 
 /* Reads and re-checks an "rff_map" list; pointers stay valid while map is
@@ -9,6 +10,20 @@ void rff_fmap_from_list(SEXP map, rff_fmap *out)
 {
     if (TYPEOF(map) != VECSXP || !Rf_isString(Rf_getAttrib(map, R_NamesSymbol)))
         rff_abort_arg("map", "`map` must be an rff_map");
+    memset(out, 0, sizeof *out);
+    out->user = R_NilValue;
+    /* maps that are not made of frequencies */
+    SEXP sampler = rff_list_elt_opt(map, "sampler");
+    if (sampler != R_NilValue && rff_sampler_code(sampler) == RFF_SAMPLER_NYSTROM) {
+        rff_nystrom_read(map, out);
+        return;
+    }
+    SEXP kernel_ = rff_list_elt(map, "kernel");
+    if (!rff_is_spectral(kernel_) &&
+        rff_kernel_lookup(kernel_)->features == RFF_FEATURES_SKETCH) {
+        rff_sketch_read(map, out);
+        return;
+    }
     /* phase is NULL, or absent, in a "pair" map */
     SEXP omega = rff_list_elt(map, "omega"), phase = rff_list_elt_opt(map, "phase");
     out->variant = rff_variant_code(rff_list_elt(map, "variant"));
@@ -47,6 +62,8 @@ void rff_fmap_from_list(SEXP map, rff_fmap *out)
 void rff_fmap_from_spec(const rff_spec *spec, const double *omega,
                         const double *phase, rff_fmap *out)
 {
+    memset(out, 0, sizeof *out);
+    out->user = R_NilValue;
     out->variant = spec->variant;
     out->d = spec->d;
     out->m = spec->m;
@@ -77,12 +94,37 @@ static void arccos_features(const rff_fmap *map, int nrows, double *z, int ldz)
     }
 }
 
+int rff_fmap_blockwise(const rff_fmap *map)
+{
+    return map->features == RFF_FEATURES_FOURIER || map->features == RFF_FEATURES_ARCCOS;
+}
+
+/* The calling thread's part of the map's workspace (rff_featurize()). */
+static double *thread_work(const rff_fmap *map)
+{
+#ifdef _OPENMP
+    return map->work + (size_t) omp_get_thread_num() * map->work_per_thread;
+#else
+    return map->work;
+#endif
+}
+
 /* Features of nrows rows of x (leading dimension ldx) into z (leading
-   dimension ldz). The shift-invariant maps use the fused kernels of fused.c. */
+   dimension ldz). The shift-invariant maps use the fused kernels of fused.c.
+   TensorSketch and Nystrom maps need the workspace that rff_featurize()
+   sets up. */
 void rff_featurize_rows(const rff_fmap *map, const double *x, int ldx,
                         int nrows, double *z, int ldz)
 {
     if (nrows <= 0) return;
+    if (map->features == RFF_FEATURES_SKETCH) {
+        rff_sketch_rows(map, x, ldx, nrows, z, ldz, thread_work(map));
+        return;
+    }
+    if (map->features == RFF_FEATURES_NYSTROM) {
+        rff_nystrom_rows(map, x, ldx, nrows, z, ldz, thread_work(map));
+        return;
+    }
     if (map->features == RFF_FEATURES_ARCCOS) {
         const double one = 1.0, zero = 0.0;
         int d = map->d, m = map->m;
@@ -141,13 +183,57 @@ static void featurize_block(void *ctx_, int r0, int nr)
     rff_featurize_rows(c->map, c->x + r0, c->ldx, nr, c->z + r0, c->ldz);
 }
 
+/* Features of kernels that can overflow (the polynomial kernel, the
+   arc-cosine kernel of order 1 in a Nystrom map) must be finite: an
+   rff_error otherwise, rather than NaN statistics downstream. */
+static void check_finite_features(const double *z, int n, int D, int ldz)
+{
+    for (int j = 0; j < D; j++) {
+        const double *zj = z + (R_xlen_t) j * ldz;
+        for (int i = 0; i < n; i++)
+            if (!R_FINITE(zj[i]))
+                rff_abort_arg("lengthscale",
+                              "the features are not finite: the kernel's values overflow "
+                              "for data of this scale; use a larger `lengthscale`");
+    }
+}
+
 /* n rows of x (n x d, column-major, leading dimension ldx) into z (n x D,
-   leading dimension ldz). */
+   leading dimension ldz). Main thread only. */
 void rff_featurize(const rff_fmap *map, const double *x, int ldx, int n, double *z,
                    int ldz, int threads)
 {
-    featurize_ctx ctx = {map, x, ldx, z, ldz};
-    rff_for_blocks(n, map->D, threads, featurize_block, &ctx);
+    if (n <= 0) return;
+    if (rff_fmap_blockwise(map)) {
+        featurize_ctx ctx = {map, x, ldx, z, ldz};
+        rff_for_blocks(n, map->D, threads, featurize_block, &ctx);
+        return;
+    }
+    if (map->user != R_NilValue) {
+        /* an rff_spectral kernel: evaluated by R, on this thread */
+        rff_nystrom_user(map, x, ldx, n, z, ldz);
+        check_finite_features(z, n, map->D, ldz);
+        return;
+    }
+    /* each thread gets its own workspace, released at the end (callers
+       featurize chunk after chunk in one .Call) */
+    const void *vmax = vmaxget();
+    rff_fmap local = *map;
+    if (map->features == RFF_FEATURES_SKETCH) {
+        local.work_per_thread = rff_sketch_work(map);
+    } else {
+        local.work_per_thread = rff_nystrom_work(map);
+        threads = rff_nystrom_threads(map, threads);
+    }
+    local.work = (double *) R_alloc((size_t) threads * local.work_per_thread, sizeof(double));
+    featurize_ctx ctx = {&local, x, ldx, z, ldz};
+    /* a Nystrom feature costs about D / 16 Fourier features (its share of
+       the dgemm): batches between interrupt checks shrink accordingly */
+    double width = map->D;
+    if (map->features == RFF_FEATURES_NYSTROM && map->D > 16) width *= map->D / 16.0;
+    rff_for_blocks(n, width > INT_MAX ? INT_MAX : (int) width, threads, featurize_block, &ctx);
+    check_finite_features(z, n, map->D, ldz);
+    vmaxset(vmax);
 }
 
 SEXP rff_features(SEXP x, SEXP map, SEXP threads_)

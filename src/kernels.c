@@ -2,20 +2,30 @@
    matrices. Uses the spectral laws (spectral.c) and the helpers below them. */
 #include "rff.h"
 
-static double kappa_gaussian(const double *u, int d, double param)
+static double profile_gaussian(double s, double param)
 {
     (void) param;
+    return exp(-0.5 * s);
+}
+
+static double kappa_gaussian(const double *u, int d, double param)
+{
     double s = 0.0;
     for (int k = 0; k < d; k++) s += u[k] * u[k];
-    return exp(-0.5 * s);
+    return profile_gaussian(s, param);
+}
+
+static double profile_laplace(double s, double param)
+{
+    (void) param;
+    return exp(-s);
 }
 
 static double kappa_laplace(const double *u, int d, double param)
 {
-    (void) param;
     double s = 0.0;
     for (int k = 0; k < d; k++) s += fabs(u[k]);
-    return exp(-s);
+    return profile_laplace(s, param);
 }
 
 /* Matern for nu >= MATERN_DEBYE_NU, from Debye's uniform asymptotic
@@ -68,11 +78,9 @@ static double matern_debye(double t, double nu)
     return v > 1.0 ? 1.0 : v;
 }
 
-/* Matern-nu of r = |u|_2: 2^(1-nu)/Gamma(nu) t^nu K_nu(t), t = sqrt(2 nu) r. */
-static double kappa_matern(const double *u, int d, double nu)
+/* Matern-nu of r = sqrt(r2): 2^(1-nu)/Gamma(nu) t^nu K_nu(t), t = sqrt(2 nu) r. */
+static double profile_matern(double r2, double nu)
 {
-    double r2 = 0.0;
-    for (int k = 0; k < d; k++) r2 += u[k] * u[k];
     if (r2 == 0.0) return 1.0;
     double t = sqrt(2.0 * nu * r2);
     if (!R_FINITE(t)) return 0.0;   /* an offset beyond the doubles' range */
@@ -91,11 +99,19 @@ static double kappa_matern(const double *u, int d, double nu)
     return v;
 }
 
+static double kappa_matern(const double *u, int d, double nu)
+{
+    double r2 = 0.0;
+    for (int k = 0; k < d; k++) r2 += u[k] * u[k];
+    return profile_matern(r2, nu);
+}
+
 /* Arc-cosine kernels of order 0 and 1 (Cho and Saul, 2009):
    k0 = 1 - theta / pi, k1 = |a| |b| (sin theta + (pi - theta) cos theta) / pi,
    theta the angle between a and b. The features vanish at 0, so does k. */
-double rff_arccos_exact(const double *a, const double *b, int d, double order)
+double rff_arccos_exact(const double *a, const double *b, int d, const double *par)
 {
+    const double order = par[0];
     double na = 0.0, nb = 0.0;
     for (int k = 0; k < d; k++) { na += a[k] * a[k]; nb += b[k] * b[k]; }
     na = sqrt(na); nb = sqrt(nb);
@@ -112,6 +128,14 @@ double rff_arccos_exact(const double *a, const double *b, int d, double order)
     return na * nb * (sin(theta) + (M_PI - theta) * cos(theta)) / M_PI;
 }
 
+/* The polynomial kernel (a'b + offset)^degree, par = (degree, offset). */
+double rff_polynomial_exact(const double *a, const double *b, int d, const double *par)
+{
+    double s = par[1];
+    for (int k = 0; k < d; k++) s += a[k] * b[k];
+    return R_pow_di(s, (int) par[0]);
+}
+
 /* kappa of a kernel that is not shift-invariant does not exist: NaN, so
    that code written for kappa shows the mistake instead of crashing. */
 static double kappa_none(const double *u, int d, double param)
@@ -121,22 +145,26 @@ static double kappa_none(const double *u, int d, double param)
 }
 
 static const rff_kernel_def kernel_table[] = {
-    /* name, draw, kappa, radius, quantile, qmc_extra, pair, features */
+    /* name, draw, kappa, radius, quantile, qmc_extra, pair, features,
+       profile, dist */
     {"gaussian", rff_draw_gaussian, kappa_gaussian, rff_radius_gaussian,
-     rff_quantile_gaussian, 0, NULL, RFF_FEATURES_FOURIER},
+     rff_quantile_gaussian, 0, NULL, RFF_FEATURES_FOURIER, profile_gaussian, 2},
     {"laplace", rff_draw_laplace, kappa_laplace, NULL,
-     rff_quantile_laplace, 0, NULL, RFF_FEATURES_FOURIER},
+     rff_quantile_laplace, 0, NULL, RFF_FEATURES_FOURIER, profile_laplace, 1},
     {"matern", rff_draw_matern, kappa_matern, rff_radius_matern,
-     rff_quantile_matern, 1, NULL, RFF_FEATURES_FOURIER},
+     rff_quantile_matern, 1, NULL, RFF_FEATURES_FOURIER, profile_matern, 2},
     /* frequencies N(0, I) as for the Gaussian kernel; not shift-invariant */
     {"arccos", rff_draw_gaussian, kappa_none, rff_radius_gaussian,
-     rff_quantile_gaussian, 0, rff_arccos_exact, RFF_FEATURES_ARCCOS},
+     rff_quantile_gaussian, 0, rff_arccos_exact, RFF_FEATURES_ARCCOS, NULL, 0},
+    /* no spectral law: a TensorSketch of hashes and signs (polynomial.c) */
+    {"polynomial", NULL, kappa_none, NULL, NULL, 0, rff_polynomial_exact,
+     RFF_FEATURES_SKETCH, NULL, 0},
 };
 
 /* A user-defined spectral measure (an "rff_spectral" list): drawn and
    evaluated by calling its R functions, so it has no C sampler or kappa. */
 const rff_kernel_def rff_spectral_def =
-    {"rff_spectral", NULL, NULL, NULL, NULL, 0, NULL, RFF_FEATURES_FOURIER};
+    {"rff_spectral", NULL, NULL, NULL, NULL, 0, NULL, RFF_FEATURES_FOURIER, NULL, 0};
 
 int rff_is_spectral(SEXP kernel)
 {
@@ -166,31 +194,52 @@ double rff_nu_value(SEXP nu_, const rff_kernel_def *k)
     return nu;
 }
 
+/* The polynomial degree: a whole number in 1..RFF_DEGREE_MAX. */
+int rff_degree_value(SEXP degree)
+{
+    double v = rff_as_double(degree, "degree");
+    if (v != floor(v) || v < 1 || v > RFF_DEGREE_MAX)
+        rff_abort_arg("degree", "`degree` must be a whole number between 1 and %d",
+                      RFF_DEGREE_MAX);
+    return (int) v;
+}
+
+void rff_kernel_params(SEXP list, const rff_kernel_def *k, double *par)
+{
+    par[0] = par[1] = 0.0;
+    if (k->features == RFF_FEATURES_SKETCH) {
+        par[0] = (double) rff_degree_value(rff_list_elt(list, "degree"));
+        par[1] = rff_as_double(rff_list_elt(list, "offset"), "offset");
+        if (!(par[1] >= 0)) rff_abort_arg("offset", "`offset` must be >= 0");
+    } else if (k->pair != NULL) {
+        par[0] = (double) rff_order_code(rff_list_elt_opt(list, "order"));
+    } else {
+        par[0] = rff_nu_value(rff_list_elt(list, "nu"), k);
+    }
+}
+
 static SEXP exact_kernel(SEXP x, SEXP y, const rff_kernel_def *k,
-                         SEXP lengthscale, double param);
+                         SEXP lengthscale, const double *par);
 
 /* The exact kernel with the parameters read by name from a list (a map, or
-   the fields kernel, lengthscale, nu and, optionally, order). */
+   the fields kernel, lengthscale, nu and, optionally, order, degree and
+   offset). */
 SEXP rff_kernel_spec(SEXP x, SEXP y, SEXP spec)
 {
     SEXP kernel = rff_list_elt(spec, "kernel");
     if (rff_is_spectral(kernel))
         Rf_error("a user-defined spectral kernel is evaluated in R");
     const rff_kernel_def *k = rff_kernel_lookup(kernel);
-    double param;
-    if (k->pair != NULL) {
-        param = (double) rff_order_code(rff_list_elt_opt(spec, "order"));
-    } else {
-        param = rff_nu_value(rff_list_elt(spec, "nu"), k);
-    }
-    return exact_kernel(x, y, k, rff_list_elt(spec, "lengthscale"), param);
+    double par[2];
+    rff_kernel_params(spec, k, par);
+    return exact_kernel(x, y, k, rff_list_elt(spec, "lengthscale"), par);
 }
 
 /* K[i, j] = kappa((x_i - y_j) / l), or k(x_i / l, y_j / l) for a kernel that
-   is not shift-invariant: n x m, x is n x d and y is m x d. param is nu, or
-   the order of the arc-cosine kernel. */
+   is not shift-invariant: n x m, x is n x d and y is m x d. par holds nu, or
+   the parameters of the kernel's pair function. */
 static SEXP exact_kernel(SEXP x, SEXP y, const rff_kernel_def *k,
-                         SEXP lengthscale, double nu)
+                         SEXP lengthscale, const double *par)
 {
     rff_check_real_matrix(x, "x");
     rff_check_real_matrix(y, "y");
@@ -212,7 +261,7 @@ static SEXP exact_kernel(SEXP x, SEXP y, const rff_kernel_def *k,
                     R_xlen_t off = (R_xlen_t) c;
                     u[c] = (px[i + off * n] - py[j + off * m]) / ls[nls == 1 ? 0 : c];
                 }
-                po[i + (R_xlen_t) j * n] = k->kappa(u, d, nu);
+                po[i + (R_xlen_t) j * n] = k->kappa(u, d, par[0]);
             } else {
                 for (int c = 0; c < d; c++) {
                     R_xlen_t off = (R_xlen_t) c;
@@ -220,7 +269,7 @@ static SEXP exact_kernel(SEXP x, SEXP y, const rff_kernel_def *k,
                     u[c] = px[i + off * n] / l;
                     v[c] = py[j + off * m] / l;
                 }
-                po[i + (R_xlen_t) j * n] = k->pair(u, v, d, nu);
+                po[i + (R_xlen_t) j * n] = k->pair(u, v, d, par);
             }
         }
         if (j % 64 == 63) rff_check_interrupt();

@@ -23,7 +23,8 @@
    object files for cycles): args.c, runtime.c (argument, list, thread and
    interrupt helpers) -> spectral.c (spectral laws) -> kernels.c (the kernel
    table, exact kernels) -> sample.c, orthogonal.c, qmc.c (map drawing) ->
-   features.c, fused.c (featurization) -> ridge.c, error.c (consumers).
+   polynomial.c (map drawing) -> features.c, fused.c, tensorsketch.c,
+   nystrom.c (featurization) -> ridge.c, error.c (consumers).
    init.c only registers the .Call routines. */
 
 /* ---- bottom layer: argument, list, thread and interrupt helpers ---- */
@@ -66,12 +67,18 @@ typedef double (*rff_radius_fn)(int d, double param);
 typedef void (*rff_quantile_fn)(int d, double param, const double *u,
                                 double *omega);
 /* Exact kernel of a kernel that is not shift-invariant, at lengthscale-scaled
-   inputs a and b (length d). */
+   inputs a and b (length d), with its parameters par (rff_kernel_params). */
 typedef double (*rff_pair_fn)(const double *a, const double *b, int d,
-                              double param);
+                              const double *par);
+/* A radial or product kernel as a function of s = sum_k u_k^2 (dist 2) or
+   s = sum_k |u_k| (dist 1) at the lengthscale-scaled offset u. */
+typedef double (*rff_profile_fn)(double s, double param);
 
-/* What the features of a map are made of. */
-enum { RFF_FEATURES_FOURIER = 0, RFF_FEATURES_ARCCOS = 1 };
+/* What the features of a map are made of: Fourier or arc-cosine features of
+   drawn frequencies, a TensorSketch (polynomial kernel), or kernel
+   evaluations at landmarks (Nystrom). */
+enum { RFF_FEATURES_FOURIER = 0, RFF_FEATURES_ARCCOS = 1, RFF_FEATURES_SKETCH = 2,
+       RFF_FEATURES_NYSTROM = 3 };
 
 typedef struct {
     const char *name;
@@ -83,6 +90,8 @@ typedef struct {
     rff_pair_fn pair;           /* exact kernel k(a, b) of a kernel that is
                                    not shift-invariant; NULL otherwise */
     int features;               /* RFF_FEATURES_* */
+    rff_profile_fn profile;     /* kappa as a function of s; NULL if none */
+    int dist;                   /* 2: s = sum u^2, 1: s = sum |u| */
 } rff_kernel_def;
 
 /* spectral laws (spectral.c) */
@@ -99,10 +108,18 @@ void rff_quantile_matern(int d, double param, const double *u, double *omega);
 /* The valid range of the Matern nu (see ?rff_map). */
 #define RFF_NU_MIN 0.05
 #define RFF_NU_MAX 1e6
+/* The largest degree of the polynomial kernel (see ?rff_polynomial). */
+#define RFF_DEGREE_MAX 30
 const rff_kernel_def *rff_kernel_lookup(SEXP name);
-double rff_arccos_exact(const double *a, const double *b, int d, double order);
+double rff_arccos_exact(const double *a, const double *b, int d, const double *par);
+double rff_polynomial_exact(const double *a, const double *b, int d, const double *par);
 int rff_is_spectral(SEXP kernel);
 double rff_nu_value(SEXP nu, const rff_kernel_def *k);
+/* The kernel's parameters, read by name from a list (a map or a spec):
+   par[0] = nu, or the arc-cosine order, or the polynomial degree; par[1] =
+   the polynomial offset. */
+void rff_kernel_params(SEXP list, const rff_kernel_def *k, double *par);
+int rff_degree_value(SEXP degree);
 
 /* ---- feature maps as seen by the featurization routine ---- */
 
@@ -118,9 +135,25 @@ typedef struct {
     double scale;         /* sqrt(2 / D) */
     int features;         /* RFF_FEATURES_*; 0 (Fourier) when left zeroed */
     int order;            /* arc-cosine order (0 or 1) */
+    /* TensorSketch and Nystrom maps (NULL or 0 otherwise) */
+    const double *inv_ls; /* 1 / lengthscale, length d */
+    int degree;           /* polynomial degree */
+    double root_offset;   /* sqrt(offset) of the polynomial kernel */
+    const int *hash;      /* (d + 1) x degree buckets in 0..D-1 */
+    const double *sign;   /* (d + 1) x degree signs, +-1 */
+    const rff_kernel_def *kernel;   /* Nystrom: the kernel evaluated */
+    double par[2];        /* its parameters (rff_kernel_params) */
+    const double *landmarks;        /* D x d, divided by the lengthscale */
+    const double *weights;          /* D x D: K(L, L)^(-1/2), thresholded */
+    SEXP user;            /* Nystrom with an rff_spectral kernel: the map,
+                             evaluated by calling R (main thread only) */
+    /* per-thread workspace of the blocked loop, set by rff_featurize() */
+    double *work;
+    size_t work_per_thread;         /* doubles */
 } rff_fmap;
 
-enum { RFF_SAMPLER_IID = 0, RFF_SAMPLER_ORTHOGONAL = 1, RFF_SAMPLER_QMC = 2 };
+enum { RFF_SAMPLER_IID = 0, RFF_SAMPLER_ORTHOGONAL = 1, RFF_SAMPLER_QMC = 2,
+       RFF_SAMPLER_NYSTROM = 3 };
 
 /* What a map is drawn from: read from an R list with the map's parameters
    (kernel, d, D, lengthscale, nu, variant, sampler), so that new parameters
@@ -141,13 +174,29 @@ typedef struct {
 extern const rff_kernel_def rff_spectral_def;
 
 
-/* map drawing (sample.c, orthogonal.c, qmc.c) */
+/* map drawing (sample.c, orthogonal.c, qmc.c, polynomial.c) */
 void rff_draw_orthogonal(const rff_spec *spec, double *omega);
 void rff_draw_qmc(const rff_spec *spec, double *omega, double *phase);
+SEXP rff_draw_sketch(SEXP spec);
 void rff_spec_from_list(SEXP spec, rff_spec *out);
 void rff_spec_draw(const rff_spec *spec, double *omega, double *phase);
 /* featurization (features.c, fused.c) */
 void rff_fmap_from_list(SEXP map, rff_fmap *out);
+/* Whether rff_featurize_rows() can featurize a block on any thread by
+   itself (no workspace, no R); otherwise only rff_featurize() may. */
+int rff_fmap_blockwise(const rff_fmap *map);
+/* TensorSketch (tensorsketch.c) and Nystrom (nystrom.c) features */
+void rff_sketch_read(SEXP map, rff_fmap *out);
+size_t rff_sketch_work(const rff_fmap *map);
+void rff_sketch_rows(const rff_fmap *map, const double *x, int ldx, int nrows,
+                     double *z, int ldz, double *work);
+void rff_nystrom_read(SEXP map, rff_fmap *out);
+size_t rff_nystrom_work(const rff_fmap *map);
+void rff_nystrom_rows(const rff_fmap *map, const double *x, int ldx, int nrows,
+                      double *z, int ldz, double *work);
+void rff_nystrom_user(const rff_fmap *map, const double *x, int ldx, int n,
+                      double *z, int ldz);
+int rff_nystrom_threads(const rff_fmap *map, int threads);
 void rff_fmap_from_spec(const rff_spec *spec, const double *omega,
                         const double *phase, rff_fmap *out);
 void rff_featurize_rows(const rff_fmap *map, const double *x, int ldx,

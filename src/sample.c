@@ -14,6 +14,9 @@ void rff_spec_from_list(SEXP spec, rff_spec *out)
         out->user = kernel;
     } else {
         out->kernel = rff_kernel_lookup(kernel);
+        if (out->kernel->draw == NULL)
+            rff_abort_arg("kernel", "`kernel` \"%s\" has no spectral law to draw frequencies from",
+                          out->kernel->name);
     }
     out->d = rff_as_int(rff_list_elt(spec, "d"), "d", 1);
     out->D = rff_as_int(rff_list_elt(spec, "D"), "D", 1);
@@ -32,6 +35,8 @@ void rff_spec_from_list(SEXP spec, rff_spec *out)
     SEXP sampler = rff_list_elt_opt(spec, "sampler");
     out->sampler = sampler == R_NilValue ? RFF_SAMPLER_IID : rff_sampler_code(sampler);
     out->order = rff_order_code(rff_list_elt_opt(spec, "order"));
+    if (out->sampler == RFF_SAMPLER_NYSTROM)
+        rff_abort_arg("sampler", "a Nystrom map is made from landmarks, not drawn from a spectral law");
     if (out->sampler == RFF_SAMPLER_ORTHOGONAL && out->kernel->radius == NULL)
         Rf_error("`sampler` \"orthogonal\" needs a radial kernel, not \"%s\"",
                  out->kernel->name);
@@ -122,9 +127,14 @@ void rff_spec_draw(const rff_spec *spec, double *omega, double *phase)
     check_drawn(spec, omega);
 }
 
-/* list(omega, phase) drawn from the parameters in spec. */
+/* list(omega, phase) drawn from the parameters in spec; list(hash, sign)
+   for the polynomial kernel's TensorSketch. */
 SEXP rff_draw_map(SEXP spec_)
 {
+    SEXP kernel = rff_list_elt(spec_, "kernel");
+    if (!rff_is_spectral(kernel) &&
+        rff_kernel_lookup(kernel)->features == RFF_FEATURES_SKETCH)
+        return rff_draw_sketch(spec_);
     rff_spec spec;
     rff_spec_from_list(spec_, &spec);
     int nprotect = 0;

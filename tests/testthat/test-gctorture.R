@@ -12,6 +12,9 @@ gauss_spec <- rff_spectral(function(m, d) matrix(rnorm(m * d), d, m),
 pair_map <- rff_map(2, D = 6, kernel = "matern", nu = 0.7)
 phase_map <- rff_map(2, D = 5, variant = "phase", kernel = "laplace")
 arccos_map <- rff_map(2, D = 6, kernel = "arccos", order = 0)
+poly_map <- rff_map(2, D = 5, kernel = "polynomial", degree = 3)
+nys_map <- rff_map(2, landmarks = tx[1:4, ], kernel = "matern", nu = 0.7)
+nys_user_map <- rff_map(2, landmarks = tx[1:3, ], kernel = gauss_spec)
 A <- crossprod(rff_features(tx, map = pair_map)) + diag(6) * 0.1
 B <- matrix(rnorm(12), 6, 2)
 torture_calls <- list(
@@ -23,6 +26,14 @@ torture_calls <- list(
   list("rff_features", list(tx, pair_map, 1L)),
   list("rff_features", list(tx, phase_map, 2L)),
   list("rff_features", list(tx, arccos_map, 1L)),
+  list("rff_draw_map", list(spec_of(D = 5, kernel = "polynomial", degree = 3))),
+  list("rff_features", list(tx, poly_map, 2L)),
+  list("rff_features", list(tx, nys_map, 1L)),
+  list("rff_features", list(tx, nys_user_map, 1L)),
+  list("rff_kernel_spec", list(tx, tx[1:2, ], poly_map)),
+  list("rff_kernel_error", list(tx, tx[1:2, ], rff_kernel(tx, tx[1:2, ], map = nys_map),
+                                nys_map, 1L, TRUE, FALSE, 1L)),
+  list("rff_ridge_stats", list(tx, cbind(tx[, 1]), 0, poly_map, c(0, 6), 4L, 1L)),
   list("rff_kernel_spec", list(tx, tx[1:2, ], pair_map)),
   list("rff_kernel_spec", list(tx, tx, arccos_map)),
   list("rff_kernel_error", list(tx, NULL, rff_kernel(tx, map = pair_map),

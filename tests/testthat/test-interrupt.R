@@ -56,6 +56,25 @@ run <- function() invisible(rff_features(x, map = m, threads = 1))'
   expect_equal(cut$after, exp(-1 / 2), tolerance = 1e-6)
 })
 
+test_that("Nystrom and TensorSketch featurizations stop at an interrupt", {
+  # Nystrom: a feature costs D / 16 Fourier ones, so batches are
+  # 2^22 / (256 * 200 * 200 / 16) = 6 blocks: 16 blocks take 3 checks after
+  # the one of the 6.5 MB result; TensorSketch at D = 200: 81 blocks a batch
+  for (kind in c("nystrom", "sketch")) {
+    run <- sprintf('x <- matrix(runif(4096 * 3), 4096, 3)
+m <- if ("%s" == "nystrom") rff_map(3, landmarks = x[1:200, ]) else
+  rff_map(3, D = 200, kernel = "polynomial", degree = 3)
+run <- function() invisible(rff_features(x, map = m, threads = 1))', kind)
+    full <- interrupt_at(0, run)
+    expect_identical(full$result, "finished", label = paste(full$output, collapse = "\n"))
+    expect_equal(full$checks, if (kind == "nystrom") 1 + 3 else 1 + 1)
+    cut <- interrupt_at(2, run)
+    expect_identical(cut$result, "interrupted", label = paste(cut$output, collapse = "\n"))
+    expect_equal(cut$checks, 2)
+    expect_equal(cut$after, exp(-1 / 2), tolerance = 1e-6)
+  }
+})
+
 test_that("an interrupted streamed ridge fit releases its buffers", {
   run <- 'x <- matrix(runif(2e5 * 4), ncol = 4)
 y <- x[, 1]

@@ -15,7 +15,7 @@ pools <- list(
            matrix(NA, 2, 2), matrix(TRUE, 2, 2), array(1, c(2, 2, 2)),
            data.frame(a = "x"), matrix(1e300, 2, 2), -0),
   D = list(4, 10, 1, 2L, 0, -2, 3.5, NA, Inf, "10", 1e10, c(4, 6), NULL, TRUE),
-  kernel = list("gaussian", "laplace", "matern", "rbf", NA, 1, c("a", "b"), NULL),
+  kernel = list("gaussian", "laplace", "matern", "polynomial", "rbf", NA, 1, c("a", "b"), NULL),
   lengthscale = list(1, c(1, 2), 0.01, 1e6, 0, -1, NA, Inf, "a", NULL, numeric(0), c(1, 2, 3),
                      1e-310, 1e-300),
   nu = list(0.5, 2.5, 0.05, 40, 1e6, 0, -1, NA, Inf, "1", NULL, 1e-20, 0.01, 3e9, 64.5),
@@ -55,16 +55,23 @@ args_of <- function(...) {
   a
 }
 fns <- list(
-  rff_map = args_of("d", "D", "kernel", "lengthscale", "nu", "variant"),
-  rff_features = args_of("x", "D", "kernel", "lengthscale", "nu", "variant", "map", "threads"),
-  rff_kernel = args_of("x", "y", "kernel", "lengthscale", "nu", "map"),
+  rff_map = args_of("d", "D", "kernel", "lengthscale", "nu", "variant", "degree", "offset",
+                    "sampler", "landmarks"),
+  rff_features = args_of("x", "D", "kernel", "lengthscale", "nu", "variant", "map", "threads",
+                         "degree", "offset", "sampler", "landmarks"),
+  rff_kernel = args_of("x", "y", "kernel", "lengthscale", "nu", "map", "degree", "offset"),
   rff_ridge = args_of("x", y = "resp", "D", "kernel", "lengthscale", "nu", "variant",
-                      "lambda", "map", "intercept", "chunk_size", "threads"),
+                      "lambda", "map", "intercept", "chunk_size", "threads", "sampler",
+                      "landmarks"),
   rff_stats = args_of("x", y = "resp", "map", "intercept", "chunk_size"),
   rff_cv = args_of("x", y = "resp", "folds", "lambda", "D", "kernel", "variant", "intercept"),
-  rff_kernel_error = args_of("x", "y", "D", "kernel", "variant", "reps", "keep", "map"),
+  rff_kernel_error = args_of("x", "y", "D", "kernel", "variant", "reps", "keep", "map",
+                             "sampler"),
   rff_variance = args_of("delta", "D", "kernel", "variant"),
   rff_tail_bound = args_of("D", "eps", "variant"),
+  rff_uniform_bound = args_of("D", "eps", "d", "diameter", "kernel", "lengthscale", "nu",
+                              "variant"),
+  rff_uniform_D = args_of("eps", "prob", "d", "diameter", "kernel", "variant"),
   predict = args_of(object = "fit", "newdata", "lambda"),
   rff_median_lengthscale = args_of("x", "max_rows"),
   rff_blas_info = args_of("threads"),
@@ -90,15 +97,28 @@ pools$spectral <- list(rff_spectral(function(m, d) matrix(rnorm(m * d), d, m),
                                     function(delta) exp(-sum(delta^2) / 2)),
                        rff_spectral(function(m, d) matrix(Inf, d, m), function(delta) 1),
                        "gaussian", list(sample = 1))
-required <- c("d", "x", "delta", "eps", "object", "y", "sample", "kappa", "a")
+required <- c("d", "x", "delta", "eps", "object", "y", "sample", "kappa", "a", "diameter",
+              "prob")
+pools$degree <- list(2, 1, 3, 0, 31, 1.5, NA, "2", NULL)
+pools$offset <- list(1, 0, 2.5, -1, NA, Inf, "a", NULL)
+pools$sampler <- list("iid", "nystrom", "orthogonal", "qmc", "x", NA, NULL, 1)
+pools$landmarks <- list(NULL, matrix(rnorm(6), 3, 2), matrix(rnorm(4), 2, 2), matrix(1, 2, 3),
+                        "a", matrix(NA_real_, 2, 2), matrix(1e300, 2, 2))
+pools$map <- c(pools$map, list(rff_map(2, D = 5, kernel = "polynomial"),
+                               rff_map(2, landmarks = matrix(rnorm(8), 4, 2)),
+                               tamper(rff_map(2, landmarks = matrix(rnorm(8), 4, 2)), "weights",
+                                      matrix(1, 3, 3))))
+pools$diameter <- list(1, 4, 0.5, 0, -1, NA, Inf, "a", NULL, c(1, 2))
+pools$prob <- list(0.01, 0.5, 0.1, 0, 1, -1, NA, "a", NULL)
 pools$d <- list(1, 2, 3L, 0, -1, 2.5, NA, "2", NULL, 1e10)
 # how many leading entries of each pool are valid values; they are drawn
 # half of the time so that valid calls are frequent too
-nvalid <- c(x = 3, D = 4, kernel = 3, lengthscale = 4, nu = 5, variant = 2,
+nvalid <- c(x = 3, D = 4, kernel = 4, degree = 3, offset = 3, sampler = 4, landmarks = 3, lengthscale = 4, nu = 5, variant = 2,
             intercept = 2, max_rows = 3, sampler_fn = 2, kappa_fn = 1, name = 2,
             stats = 2, stats1 = 5, spectral = 1,
             threads = 3, map = 3, y = 3, d = 3, resp = 3, lambda = 4, chunk_size = 3,
-            reps = 2, keep = 2, folds = 2, delta = 3, eps = 2, newdata = 2, fit = 2)
+            reps = 2, keep = 2, folds = 2, delta = 3, eps = 2, newdata = 2, fit = 2,
+            diameter = 3, prob = 3)
 finite_result <- function(fn, res) {
   switch(fn,
     rff_map = inherits(res, "rff_map") && all(is.finite(res$omega)),
@@ -109,6 +129,8 @@ finite_result <- function(fn, res) {
     rff_kernel_error = is.data.frame(res) && all(is.finite(res$max_abs)),
     rff_variance = is.double(res) && all(is.finite(res) & res >= 0),
     rff_tail_bound = is.double(res) && all(is.finite(res) & res >= 0),
+    rff_uniform_bound = is.double(res) && all(is.finite(res) & res >= 0),
+    rff_uniform_D = is.double(res) && all(is.finite(res) & res >= 1),
     rff_median_lengthscale = is.double(res) && all(is.finite(res) & res > 0),
     rff_spectral = inherits(res, "rff_spectral"),
     rff_blas_info = inherits(res, "rff_blas_info") && res$threads >= 1L,
