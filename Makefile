@@ -2,7 +2,7 @@
 R ?= R
 LIB := .build/lib
 
-.PHONY: test demo deps document unit install sanitize valgrind bigsize bench clean
+.PHONY: test demo deps document unit install sanitize valgrind bigsize bigfiles bench clean
 
 test:
 	@bash tools/check.sh
@@ -30,6 +30,11 @@ valgrind:
 # n * D above 2^31 through the streamed ridge fit (several minutes)
 bigsize: install
 	R_LIBS=$(LIB) Rscript tools/bigsize.R
+
+# a fit from files larger than the memory its processes may use, through
+# rff_stats_apply() on a 2-worker cluster (a few minutes, 2 GB of disk)
+bigfiles: install
+	R_LIBS=$(LIB) Rscript tools/bigfiles.R
 
 # quick testthat run against a fresh install, without R CMD check
 unit: install
