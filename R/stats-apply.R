@@ -199,7 +199,7 @@ rff_stats_apply <- function(chunks, read, map, cluster = NULL, weights = NULL,
 # A list with one element per chunk; names kept.
 check_chunks <- function(chunks) {
   if (is.data.frame(chunks) || !(is.list(chunks) || is.atomic(chunks)) ||
-      is.object(chunks) && !is.list(chunks) || length(chunks) == 0L) {
+      length(chunks) == 0L) {
     rff_abort("chunks", sprintf(
       "`chunks` must be a list or vector with one element per chunk (file paths, row ranges, ...), got %s",
       show_value(chunks)))
@@ -245,8 +245,7 @@ run_chunks <- function(engine, chunks, args) {
     sequential = lapply(chunks, function(ch) do.call(chunk_stats, c(list(ch), args))),
     cluster = do.call(parallel::clusterApplyLB,
                       c(list(cl = engine$cluster, x = chunks, fun = chunk_stats), args)),
-    future = do.call(future.apply::future_lapply,
-                     c(list(X = chunks, FUN = chunk_stats), args))
+    future = future.apply::future_lapply(chunks, do.call(chunk_job, args))
   ), error = function(e) {
     msg <- paste0("the ", engine$kind, " engine failed: ", conditionMessage(e))
     rep(list(list(stats = NULL, error = msg)), length(chunks))
@@ -256,6 +255,20 @@ run_chunks <- function(engine, chunks, args) {
     list(stats = NULL, error = paste0("the worker returned no statistics: ",
                                       paste(format(r), collapse = " ")))
   })
+}
+
+# chunk_stats() of one chunk as a closure over the other arguments, for
+# future: it looks for the globals a reader needs (variables of the user's
+# session) in the function it runs and the closures that one holds, not in
+# functions passed as arguments.
+chunk_job <- function(read, read_args, map, intercept, chunk_size, threads) {
+  force(read)
+  force(read_args)
+  force(map)
+  force(intercept)
+  force(chunk_size)
+  force(threads)
+  function(chunk) chunk_stats(chunk, read, read_args, map, intercept, chunk_size, threads)
 }
 
 # Runs on the worker: reads one chunk and returns its statistics without

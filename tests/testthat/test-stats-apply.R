@@ -150,6 +150,16 @@ test_that("a future plan with two multisession workers gives the one-process fit
   s <- rff_stats_apply(dat$csv, read, m, cluster = "future", keep_chunks = TRUE,
                        progress = FALSE)
   expect_same_fit(s, dat$x, dat$y, m)
+  # also for a reader defined at top level, as in a script
+  assign("rff_test_column", "y", envir = globalenv())
+  on.exit(rm("rff_test_column", envir = globalenv()), add = TRUE)
+  read_global <- function(f) {
+    d <- utils::read.csv(f)
+    list(x = as.matrix(d[names(d) != rff_test_column]), y = d[[rff_test_column]])
+  }
+  environment(read_global) <- globalenv()
+  s_global <- rff_stats_apply(dat$csv, read_global, m, cluster = "future", progress = FALSE)
+  expect_same_fit(s_global, dat$x, dat$y, m)
   cv <- rff_cv(s, nlambda = 5)
   expect_equal(cv$fit$coefficients,
                rff_ridge(dat$x, dat$y, lambda = cv$lambda_best, map = m,
@@ -245,7 +255,10 @@ test_that("a worker that dies fails its chunks without losing the others", {
   on.exit(unlink(dat$dir, recursive = TRUE))
   m <- rff_map(3, D = 20)
   cl <- local_cluster(1)
-  on.exit(try(parallel::stopCluster(cl), silent = TRUE), add = TRUE)
+  on.exit({
+    try(parallel::stopCluster(cl), silent = TRUE)
+    for (node in cl) try(close(node$con), silent = TRUE)
+  }, add = TRUE)
   read_or_die <- function(f) if (grepl("part-4", f)) quit(save = "no") else readRDS(f)
   # one worker: rounds of two chunks, the second round's worker dies
   e <- tryCatch(rff_stats_apply(dat$rds, read_or_die, m, cluster = cl, retries = 1,
