@@ -2,7 +2,7 @@
 R ?= R
 LIB := .build/lib
 
-.PHONY: test demo deps document unit install sanitize valgrind bigsize mutants bench clean
+.PHONY: test demo deps document unit install sanitize valgrind bigsize bigfiles mutants bench clean
 
 test:
 	@bash tools/check.sh
@@ -35,6 +35,11 @@ bigsize: install
 # tools/mutants.txt must make the suite fail. MUTANTS="name ..." runs some.
 mutants: deps
 	Rscript tools/mutants.R $(MUTANTS)
+
+# a fit from files larger than the memory its processes may use, through
+# rff_stats_apply() on a 2-worker cluster (a few minutes, 2 GB of disk)
+bigfiles: install
+	R_LIBS=$(LIB) Rscript tools/bigfiles.R
 
 # quick testthat run against a fresh install, without R CMD check
 unit: install

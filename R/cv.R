@@ -23,6 +23,9 @@
 #' [plot()] draws the CV curves against lambda, one per lengthscale (with
 #' standard-error bars for a single lengthscale) and marks the best pair.
 #'
+#' With statistics from [rff_stats_apply()] (`keep_chunks = TRUE`) as `x`,
+#' the chunks are the folds and no data is read again; see there.
+#'
 #' Memory: the statistics of all folds of one lengthscale are held at once,
 #' O(`folds` * D^2).
 #'
@@ -59,6 +62,9 @@ rff_cv <- function(x, y, folds = 10, lambda = NULL, lengthscale = 1, map = NULL,
                    foldid = NULL, chunk_size = NULL, threads = NULL,
                    progress = interactive(), ...) {
   cl <- fit_call(match.call(), "rff_cv")
+  if (!missing(x) && inherits(x, "rff_stats")) {
+    return(cv_from_stats(x, lambda, nlambda, lambda_min_ratio, names(cl)[-1L], cl))
+  }
   check_required(c("x", "y"))
   a <- check_fit_args(x, y, lambda, intercept, nlambda, lambda_min_ratio,
                       threads, progress)

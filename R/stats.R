@@ -144,6 +144,7 @@ combine_stats <- function(parts, arg = "...", sign = NULL) {
     p <- shift_stats(parts[[i]], to)
     for (f in fields) out[[f]] <- out[[f]] + sign[i] * p[[f]]
   }
+  out$chunks <- combined_chunks(parts, sign)
   out
 }
 
@@ -175,6 +176,7 @@ print.rff_stats <- function(x, ...) {
               if (x$intercept) ", with intercept" else ""))
   cat(sprintf("  map: %s kernel, %d input column%s\n", kernel_label(x$map),
               x$map$d, if (x$map$d == 1L) "" else "s"))
+  if (length(x$chunks)) cat(sprintf("  statistics of %d chunks kept\n", length(x$chunks)))
   invisible(x)
 }
 

@@ -1,0 +1,423 @@
+#' Ridge statistics computed where the data lives
+#'
+#' Computes [rff_stats()] chunk by chunk on the workers of a `parallel`
+#' cluster, of a `future` plan, or in this process, and combines them with
+#' `c()`. Each worker calls `read(chunk)` itself (so the data never passes
+#' through this process), featurizes the rows with the shared `map` and
+#' sends back only the statistics of the chunk (D x D numbers, whatever the
+#' number of rows). The result is what [rff_stats()] on all rows would give,
+#' up to rounding, and is finished with [rff_ridge()] or, with
+#' `keep_chunks = TRUE`, cross-validated with the chunks as folds by
+#' [rff_cv()].
+#'
+#' **Engines.** `cluster = NULL` reads and featurizes the chunks one after
+#' another in this process. A cluster from [parallel::makeCluster()] (PSOCK
+#' workers on this or other hosts, or forked workers) gets the chunks with
+#' load balancing ([parallel::clusterApplyLB()]); its workers must be able
+#' to load rff (set their [.libPaths()] if it is installed in a private
+#' library), and `read` is sent to them as a function: it should be
+#' self-contained (the workers do not see this session's global variables;
+#' pass what it needs through `...` or [parallel::clusterExport()]).
+#' `cluster = "future"` dispatches through [future.apply::future_lapply()]
+#' under whatever [future::plan()] is set (`multisession`, `cluster`,
+#' `future.batchtools` on Slurm, SGE or PBS, ...), which also finds and
+#' ships the globals of `read`; it needs the suggested packages future and
+#' future.apply.
+#'
+#' Chunks are sent in rounds of twice as many chunks as there are workers,
+#' and the statistics of a round are added to the running total before the
+#' next one starts, so this process holds the statistics of at most one
+#' round (O(2 * workers * D^2) memory; all chunks with
+#' `keep_chunks = TRUE`). A progress bar counts finished chunks.
+#'
+#' **Threads.** On a cluster or under `future`, each worker featurizes with
+#' one thread unless `threads` says otherwise (the usual layout is one
+#' worker per core; give `threads` for workers that have cores of their
+#' own). In this process (`cluster = NULL`) the default is that of
+#' [rff_features()]. Results do not depend on it.
+#'
+#' **Faults.** A chunk whose `read()` or featurization fails on a worker is
+#' sent again, in a later round, up to `retries` times. A chunk that still
+#' fails stops the call with an error of class
+#' `c("rff_chunk_error", "rff_error", "error", "condition")` whose message
+#' names the chunk (its position, and its name or value when it has a short
+#' one) and carries the worker's message. Nothing is lost: the condition has
+#' the fields `partial` (the combined statistics of the chunks that
+#' succeeded, with their per-chunk statistics when `keep_chunks = TRUE`;
+#' `NULL` if none did), `failed` (the positions of the failed chunks in
+#' `chunks`), `errors` (their last messages) and `chunk` (the first failed
+#' position). Running `rff_stats_apply(chunks[e$failed], ...)` once the
+#' cause is fixed and combining with `c(e$partial, ...)` completes the
+#' statistics without reading the other chunks again. A cluster that breaks
+#' (a worker that dies) fails the chunks of its round in the same way.
+#'
+#' **Weights.** Weighted statistics are not supported yet: the streamed
+#' accumulation in C sums unweighted rows, so `weights` must be `NULL` and
+#' a `read()` that returns `weights` is a failing chunk. For the same
+#' reason there is no such function for iteratively reweighted fits (a
+#' generalized linear model needs one weighted pass over the data per
+#' iteration).
+#'
+#' @param chunks What identifies each piece of data: a list or a vector with
+#'   one element per chunk (file paths, row ranges, query strings, ...).
+#'   Names, if any, are used in messages and for the kept chunks.
+#' @param read A function called on the worker as `read(chunk, ...)` that
+#'   returns `list(x = , y = )`: the inputs (a numeric matrix, data frame or
+#'   vector with `map$d` columns) and the response (a vector with one value
+#'   per row, or a matrix with one column per response) of that chunk.
+#' @param map An `"rff_map"` from [rff_map()], shared by all chunks.
+#' @param cluster `NULL` (this process), a cluster from
+#'   [parallel::makeCluster()], or `"future"` (the current [future::plan()]).
+#' @param weights Must be `NULL`: weighted statistics are not supported yet.
+#' @param retries How many more times a failing chunk is tried.
+#' @param progress Show a text progress bar over chunks.
+#' @param keep_chunks Keep the statistics of every chunk in the result
+#'   (field `chunks`), so that [rff_cv()] can use the chunks as folds
+#'   (O(chunks * D^2) memory).
+#' @param intercept Whether the fit made from these statistics has an
+#'   (unpenalized) intercept.
+#' @param chunk_size Rows per featurized block on the workers, as in
+#'   [rff_stats()].
+#' @param threads Threads per worker; see Details.
+#' @param ... Further arguments of `read`.
+#' @return An `"rff_stats"` object, as from [rff_stats()] on all rows; with
+#'   `keep_chunks = TRUE` it also has `chunks`, the list of per-chunk
+#'   `"rff_stats"` (named as `chunks`). [rff_ridge()] fits from it;
+#'   `rff_cv(stats)` cross-validates with one fold per chunk, each fold's
+#'   model fitted from the total minus that chunk's statistics, over the
+#'   lambda path (`lambda`, `nlambda` and `lambda_min_ratio` as for
+#'   [rff_cv()]; the lengthscale is the map's), and refits on all chunks at
+#'   the best lambda. Per-chunk statistics survive `c()` when every part
+#'   kept them.
+#' @seealso [rff_stats()], [rff_ridge()], [rff_cv()]; the vignette
+#'   *Scaling out*.
+#' @examples
+#' set.seed(1)
+#' dir <- tempfile("chunks")
+#' dir.create(dir)
+#' files <- file.path(dir, sprintf("part-%d.rds", 1:4))
+#' for (f in files) {
+#'   x <- matrix(runif(300), 150, 2)
+#'   saveRDS(list(x = x, y = sin(4 * x[, 1]) + x[, 2] + rnorm(150, sd = 0.1)), f)
+#' }
+#' m <- rff_map(2, D = 100, lengthscale = 0.5)
+#' s <- rff_stats_apply(files, readRDS, m, keep_chunks = TRUE, progress = FALSE)
+#' s
+#' fit <- rff_ridge(s)
+#' cv <- rff_cv(s)              # the four files are the folds
+#' cv$lambda_best
+#' # a reader that fails: the error names the chunk and keeps the rest
+#' e <- tryCatch(rff_stats_apply(c(files, "missing.rds"), readRDS, m, progress = FALSE),
+#'               rff_error = function(e) e)
+#' conditionMessage(e)
+#' e$failed
+#' nobs(e$partial)
+#' \donttest{
+#' # the same on two worker processes that read their own files
+#' cl <- parallel::makeCluster(2)
+#' parallel::clusterCall(cl, function(p) invisible(.libPaths(p)), .libPaths())
+#' s2 <- rff_stats_apply(files, readRDS, m, cluster = cl, progress = FALSE)
+#' parallel::stopCluster(cl)
+#' all.equal(coef(rff_ridge(s2, lambda = 1e-4)), coef(rff_ridge(s, lambda = 1e-4)))
+#' }
+#' unlink(dir, recursive = TRUE)
+#' @export
+rff_stats_apply <- function(chunks, read, map, cluster = NULL, weights = NULL,
+                            retries = 0, progress = interactive(),
+                            keep_chunks = FALSE, intercept = TRUE,
+                            chunk_size = NULL, threads = NULL, ...) {
+  check_required(c("chunks", "read", "map"))
+  chunks <- check_chunks(chunks)
+  if (!is.function(read)) {
+    rff_abort("read", sprintf("`read` must be a function of one chunk, got %s",
+                              show_value(read)))
+  }
+  check_map(map)
+  engine <- check_engine(cluster)
+  if (!is.null(weights)) weights_abort("weights")
+  retries <- check_count(retries, "retries", lo = 0, hi = 1000)
+  progress <- check_flag(progress, "progress")
+  keep_chunks <- check_flag(keep_chunks, "keep_chunks")
+  intercept <- check_flag(intercept, "intercept")
+  chunk_size <- check_chunk_size(chunk_size, map$D)
+  threads <- if (is.null(threads) && engine$kind != "sequential") 1L else
+    check_threads(threads)
+  if (keep_chunks) {
+    check_alloc(map$D, as.double(map$D) * (length(chunks) + 2), arg = "keep_chunks")
+  } else {
+    check_stats_memory(map$D, 2 * engine$workers + 2, TRUE)
+  }
+
+  args <- list(read = read, read_args = list(...), map = map,
+               intercept = intercept, chunk_size = chunk_size, threads = threads)
+  n_chunks <- length(chunks)
+  round_size <- as.integer(min(n_chunks, 2 * engine$workers))
+  attempts <- integer(n_chunks)
+  errors <- character(n_chunks)
+  done <- logical(n_chunks)
+  kept <- if (keep_chunks) vector("list", n_chunks) else NULL
+  total <- NULL
+  pb <- NULL
+  if (progress && n_chunks > 1L) {
+    pb <- utils::txtProgressBar(min = 0, max = n_chunks, style = 3)
+    on.exit(close(pb))
+  }
+  pending <- seq_len(n_chunks)
+  for (attempt in 0:retries) {
+    for (batch in split(pending, ceiling(seq_along(pending) / round_size))) {
+      results <- run_chunks(engine, chunks[batch], args)
+      for (k in seq_along(batch)) {
+        i <- batch[k]
+        attempts[i] <- attempts[i] + 1L
+        r <- results[[k]]
+        if (!is.null(r$error)) {
+          errors[i] <- r$error
+          next
+        }
+        s <- r$stats
+        s$map <- map
+        done[i] <- TRUE
+        errors[i] <- ""
+        if (keep_chunks) kept[[i]] <- s
+        total <- if (is.null(total)) s else combine_stats(list(total, s), "chunks")
+      }
+      if (!is.null(pb)) utils::setTxtProgressBar(pb, sum(done))
+    }
+    pending <- which(!done)
+    if (!length(pending)) break
+  }
+
+  if (!is.null(kept)) {
+    names(kept) <- names(chunks)
+    kept <- kept[done]
+  }
+  if (!is.null(total)) total$chunks <- kept
+  if (length(pending)) chunk_abort(chunks, pending, attempts, errors, total)
+  total
+}
+
+# A list with one element per chunk; names kept.
+check_chunks <- function(chunks) {
+  if (is.data.frame(chunks) || !(is.list(chunks) || is.atomic(chunks)) ||
+      length(chunks) == 0L) {
+    rff_abort("chunks", sprintf(
+      "`chunks` must be a list or vector with one element per chunk (file paths, row ranges, ...), got %s",
+      show_value(chunks)))
+  }
+  as.list(chunks)
+}
+
+# Where the chunks run: this process, a parallel cluster, or future's plan.
+check_engine <- function(cluster) {
+  if (is.null(cluster)) return(list(kind = "sequential", workers = 1L))
+  if (inherits(cluster, "cluster")) {
+    if (length(cluster) == 0L) rff_abort("cluster", "`cluster` has no workers")
+    return(list(kind = "cluster", cluster = cluster, workers = length(cluster)))
+  }
+  if (identical(cluster, "future")) {
+    if (!has_package("future.apply")) {
+      rff_abort("cluster", paste0(
+        "`cluster = \"future\"` needs the package future.apply, which is not installed; ",
+        "install it with install.packages(\"future.apply\"), or give a cluster from ",
+        "parallel::makeCluster()"))
+    }
+    workers <- suppressWarnings(as.numeric(future::nbrOfWorkers()))
+    if (!length(workers) || !is.finite(workers) || workers < 1) workers <- 64
+    return(list(kind = "future", workers = as.integer(workers)))
+  }
+  rff_abort("cluster", sprintf(
+    "`cluster` must be NULL, a cluster from parallel::makeCluster(), or \"future\", got %s",
+    show_value(cluster)))
+}
+
+has_package <- function(pkg) requireNamespace(pkg, quietly = TRUE)
+
+weights_abort <- function(arg) {
+  rff_abort(arg, sprintf(paste0(
+    "`%s` cannot be used: weighted statistics are not supported yet (the streamed ",
+    "accumulation sums unweighted rows)"), arg))
+}
+
+# The results of one round, one list(stats, error) per chunk. A failure of
+# the engine itself (a worker that died) fails every chunk of the round.
+run_chunks <- function(engine, chunks, args) {
+  results <- tryCatch(switch(engine$kind,
+    sequential = lapply(chunks, function(ch) do.call(chunk_stats, c(list(ch), args))),
+    cluster = do.call(parallel::clusterApplyLB,
+                      c(list(cl = engine$cluster, x = chunks, fun = chunk_stats), args)),
+    future = future.apply::future_lapply(chunks, do.call(chunk_job, args))
+  ), error = function(e) {
+    msg <- paste0("the ", engine$kind, " engine failed: ", conditionMessage(e))
+    rep(list(list(stats = NULL, error = msg)), length(chunks))
+  })
+  lapply(results, function(r) {
+    if (is.list(r) && (inherits(r$stats, "rff_stats") || is.character(r$error))) return(r)
+    list(stats = NULL, error = paste0("the worker returned no statistics: ",
+                                      paste(format(r), collapse = " ")))
+  })
+}
+
+# chunk_stats() of one chunk as a closure over the other arguments, for
+# future: it looks for the globals a reader needs (variables of the user's
+# session) in the function it runs and the closures that one holds, not in
+# functions passed as arguments.
+chunk_job <- function(read, read_args, map, intercept, chunk_size, threads) {
+  force(read)
+  force(read_args)
+  force(map)
+  force(intercept)
+  force(chunk_size)
+  force(threads)
+  function(chunk) chunk_stats(chunk, read, read_args, map, intercept, chunk_size, threads)
+}
+
+# Runs on the worker: reads one chunk and returns its statistics without
+# the map (this process holds it), or the error message with the warnings
+# that preceded it (readRDS() says which file it could not open only there).
+chunk_stats <- function(chunk, read, read_args, map, intercept, chunk_size, threads) {
+  warned <- character()
+  tryCatch(withCallingHandlers({
+    data <- do.call(read, c(list(chunk), read_args))
+    s <- stats_of_read(data, map, intercept, chunk_size, threads)
+    s["map"] <- list(NULL)
+    list(stats = s, error = NULL)
+  }, warning = function(w) warned <<- c(warned, conditionMessage(w))),
+  error = function(e) {
+    msg <- conditionMessage(e)
+    if (length(warned)) {
+      msg <- paste0(msg, " (after the warning: ", paste(utils::tail(warned, 2L), collapse = "; "), ")")
+    }
+    list(stats = NULL, error = msg)
+  })
+}
+
+# The statistics of what read(chunk) returned, checked like rff_stats()'s
+# arguments.
+stats_of_read <- function(data, map, intercept, chunk_size, threads) {
+  if (!is.list(data) || is.data.frame(data) || !all(c("x", "y") %in% names(data))) {
+    rff_abort("read", sprintf("`read(chunk)` must return a list with elements `x` and `y`, got %s",
+                              show_value(data)))
+  }
+  if (!is.null(data$weights)) weights_abort("read(chunk)$weights")
+  extra <- setdiff(names(data), c("x", "y", "weights"))
+  if (length(extra)) {
+    rff_abort("read", sprintf("`read(chunk)` returned `%s`, which is not used; return only `x` and `y`",
+                              extra[1L]))
+  }
+  x <- check_x(data$x, "read(chunk)$x")
+  y <- check_y(data$y, nrow(x), "read(chunk)$y")
+  check_x_matches_map(x, map, "read(chunk)$x")
+  accumulate_stats(x, y, map, intercept, chunk_size, threads, FALSE)
+}
+
+# "chunk 3", with the chunk's name or short value: chunk 3 ("part-3.rds").
+chunk_label <- function(chunks, i) {
+  nm <- names(chunks)[i]
+  ch <- chunks[[i]]
+  what <- if (!is.null(nm) && !is.na(nm) && nzchar(nm)) {
+    nm
+  } else if (is.atomic(ch) && length(ch) == 1L && !is.na(ch)) {
+    if (is.character(ch)) ch else format(ch)
+  } else NULL
+  if (is.null(what)) return(sprintf("chunk %d", i))
+  if (nchar(what) > 80L) what <- paste0(substr(what, 1L, 77L), "...")
+  sprintf("chunk %d (\"%s\")", i, what)
+}
+
+chunk_abort <- function(chunks, failed, attempts, errors, partial) {
+  first <- failed[1L]
+  others <- length(failed) - 1L
+  ndone <- length(chunks) - length(failed)
+  kept <- if (ndone == 0L) "no chunk succeeded" else sprintf(paste0(
+    "the statistics of the %d chunk%s that succeeded are in the error's `partial` ",
+    "field, the failed chunks in `failed`"), ndone, if (ndone == 1L) "" else "s")
+  msg <- sprintf("%s failed after %d attempt%s: %s%s; %s",
+    chunk_label(chunks, first), attempts[first], if (attempts[first] == 1L) "" else "s",
+    errors[first],
+    if (others > 0L) sprintf(" (and %d more chunk%s failed)", others,
+                             if (others == 1L) "" else "s") else "",
+    kept)
+  msgs <- errors[failed]
+  names(msgs) <- vapply(failed, function(i) chunk_label(chunks, i), character(1))
+  cond <- structure(
+    list(message = msg, call = error_call(), arg = "chunks", chunk = first,
+         failed = failed, errors = msgs, partial = partial),
+    class = c("rff_chunk_error", "rff_error", "error", "condition"))
+  stop(cond)
+}
+
+# Per-chunk statistics (keep_chunks) survive c() when every part kept them
+# and none is subtracted.
+combined_chunks <- function(parts, sign) {
+  kept <- lapply(parts, function(p) p$chunks)
+  if (any(sign < 0) || any(vapply(kept, is.null, logical(1)))) return(NULL)
+  do.call(c, unname(kept))
+}
+
+# ---- cross-validation with chunks as folds ----
+
+# rff_cv() on statistics with kept chunks: fold j is chunk j, its model
+# fitted from the total minus chunk j's statistics, scored on chunk j's
+# statistics; the refit uses all chunks.
+cv_from_stats <- function(stats, lambda, nlambda, lambda_min_ratio, supplied, call) {
+  allowed <- c("x", "lambda", "nlambda", "lambda_min_ratio", "progress")
+  supplied[!nzchar(supplied)] <- "..."
+  bad <- setdiff(supplied, allowed)
+  if (length(bad)) {
+    rff_abort(bad[1L], sprintf(paste0(
+      "`%s` cannot be given with statistics: the folds are the chunks kept by ",
+      "rff_stats_apply(keep_chunks = TRUE) and the map is fixed; give only `lambda`, ",
+      "`nlambda` or `lambda_min_ratio`"), bad[1L]))
+  }
+  check_stats(stats, "x")
+  folds <- stats$chunks
+  if (length(folds) < 2L) {
+    rff_abort("x", paste0(
+      "`x` keeps no per-chunk statistics (at least 2 are needed); make it with ",
+      "rff_stats_apply(..., keep_chunks = TRUE) to cross-validate with the chunks as folds"))
+  }
+  path <- check_path(lambda, nlambda, lambda_min_ratio)
+  total <- stats
+  total$chunks <- NULL
+  n <- total$n
+  k <- length(folds)
+  lambda <- lambda_values(path, normal_equations(total)$A, n)
+  sse <- t(vapply(seq_len(k), function(j) {
+    train <- combine_stats(list(total, folds[[j]]), "x", sign = c(1, -1))
+    p <- solve_path(normal_equations(train), lambda)
+    heldout_sse(folds[[j]], p)
+  }, numeric(length(lambda))))
+  sse <- matrix(sse, k)
+  nj <- vapply(folds, function(s) s$n, numeric(1))
+  mse <- sse / nj
+  cvm <- colSums(sse) / n
+  cvsd <- sqrt(colSums(nj * (mse - rep(cvm, each = k))^2) / n / max(k - 1, 1))
+  best <- which.min(cvm)
+  fit <- ridge_from_stats(total, list(lambda = lambda[best]))
+  fit$call <- call
+  ls_name <- paste(format(total$map$lengthscale, digits = 4), collapse = ",")
+  cvm <- matrix(cvm, ncol = 1L, dimnames = list(NULL, ls_name))
+  cvsd <- matrix(cvsd, ncol = 1L, dimnames = list(NULL, ls_name))
+  structure(list(lambda = lambda, lengthscale = list(total$map$lengthscale),
+                 cvm = cvm, cvsd = cvsd, lambda_best = lambda[best],
+                 lengthscale_best = total$map$lengthscale,
+                 best = c(lambda = best, lengthscale = 1L), foldid = NULL,
+                 nfolds = k, fold_n = stats::setNames(nj, names(folds)),
+                 fit = fit, call = call),
+            class = c("rff_cv_chunks", "rff_cv"))
+}
+
+#' @export
+print.rff_cv_chunks <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+  cat(sprintf("Random-feature ridge regression, cross-validated over %d chunks as folds\n",
+              x$nfolds))
+  cat(sprintf("  %s\n", map_line(x$fit$map)))
+  cat(sprintf("  %d lambda values, %s rows\n", length(x$lambda),
+              format(sum(x$fold_n), big.mark = ",")))
+  i <- x$best[[1L]]
+  cat(sprintf("  best: lambda = %s, CV MSE = %s (se %s)\n",
+              format(x$lambda_best, digits = digits),
+              format(x$cvm[i, 1L], digits = digits),
+              format(x$cvsd[i, 1L], digits = digits)))
+  invisible(x)
+}
