@@ -31,7 +31,7 @@ test_that("the CV curve equals brute-force cross-validation in base R", {
   foldid <- rep_len(1:4, n)
   set.seed(12)
   cv <- rff_cv(x, y, foldid = foldid, lengthscale = c(0.2, 0.5, 1.5), D = 20,
-               nlambda = 6, progress = FALSE)
+               nlambda = 6, progress = FALSE, standardize = FALSE)
   set.seed(12)
   unit <- rff_map(2, D = 20, lengthscale = 1)   # the base draws
   ref <- ref_cv(x, y, foldid, unit$omega, c(0.2, 0.5, 1.5), cv$lambda)
@@ -43,7 +43,7 @@ test_that("the CV curve equals brute-force cross-validation in base R", {
   m <- unit
   m$omega <- unit$omega / cv$lengthscale_best
   m$lengthscale <- cv$lengthscale_best
-  refit <- rff_ridge(x, y, lambda = cv$lambda_best, map = m, progress = FALSE)
+  refit <- rff_ridge(x, y, lambda = cv$lambda_best, map = m, progress = FALSE, standardize = FALSE)
   expect_equal(cv$fit$coefficients, refit$coefficients, tolerance = 1e-10)
   expect_equal(predict(cv, x[1:4, ]), predict(refit, x[1:4, ]), tolerance = 1e-10)
   expect_equal(fitted(cv), fitted(refit), tolerance = 1e-10)
@@ -60,7 +60,7 @@ test_that("a given map and lambda vector are used as they are", {
   y <- x[, 1]^2 + rnorm(n, sd = 0.1)
   m <- rff_map(1, D = 10, lengthscale = 0.7)
   foldid <- rep_len(1:3, n)
-  cv <- rff_cv(x, y, foldid = foldid, lambda = c(1e-2, 1e-4), map = m, progress = FALSE)
+  cv <- rff_cv(x, y, foldid = foldid, lambda = c(1e-2, 1e-4), map = m, progress = FALSE, standardize = FALSE)
   ref <- ref_cv(x, y, foldid, m$omega * 0.7, 0.7, c(1e-2, 1e-4))
   expect_equal(unname(cv$cvm), ref, tolerance = 1e-8)
   expect_identical(cv$fit$map, m)
@@ -86,5 +86,5 @@ test_that("bad input to rff_cv gets an rff_error", {
   expect_error(rff_cv(x, y, lengthscale = c(1, -1), D = 4), "`lengthscale`", class = "rff_error")
   expect_error(rff_cv(x, y[-1], D = 4), "`y`", class = "rff_error")
   expect_error(rff_cv(x, y, lambda = -1, D = 4), "`lambda`", class = "rff_error")
-  expect_error(rff_cv(x, y, map = rff_map(2, D = 4), D = 4), "`map`", class = "rff_error")
+  expect_error(rff_cv(x, y, map = rff_map(2, D = 4), D = 4, standardize = FALSE), "`map`", class = "rff_error")
 })

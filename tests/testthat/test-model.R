@@ -82,7 +82,7 @@ test_that("path arrays are shaped as vectors, matrices or arrays", {
 test_that("predictions are Z beta + intercept at the chosen lambdas", {
   dat <- model_data(n = 60)
   m <- rff_map(2, D = 16, lengthscale = 0.8, variant = "phase")
-  fit <- rff_ridge(dat$x, dat$y, map = m, nlambda = 4, progress = FALSE)
+  fit <- rff_ridge(dat$x, dat$y, map = m, nlambda = 4, progress = FALSE, standardize = FALSE)
   Z <- unclass(rff_features(dat$x, map = m))[, ]
   P <- rff:::predict_rows(fit, dat$x, c(2L, 4L), chunk_size = 7L, threads = 1L)
   for (k in 1:2) {

@@ -42,7 +42,7 @@ test_that("coefficients equal the base-R ridge solution, with and without interc
     for (icpt in c(FALSE, TRUE)) for (lam in c(1e-4, 0.05)) {
       ref <- ref_ridge(Z, dat$y, lam, icpt)
       fit <- rff_ridge(dat$x, dat$y, lambda = lam, map = m, intercept = icpt,
-                       progress = FALSE)
+                       progress = FALSE, standardize = FALSE)
       expect_equal(drop(fit$coefficients), ref$beta, tolerance = 1e-10)
       expect_equal(fit$intercept, ref$a0, tolerance = 1e-10)
       expect_equal(unname(fitted(fit)), drop(Z %*% ref$beta) + ref$a0, tolerance = 1e-10)
@@ -55,7 +55,8 @@ test_that("a lambda path equals single-lambda fits and brute-force GCV", {
   n <- 150
   m <- rff_map(3, D = 40, lengthscale = 2)
   Z <- unclass(rff_features(dat$x, map = m))[, ]
-  path <- rff_ridge(dat$x, dat$y, map = m, nlambda = 12, progress = FALSE)
+  path <- rff_ridge(dat$x, dat$y, map = m, nlambda = 12, progress = FALSE, standardize = FALSE,
+                    criterion = "gcv")
   expect_equal(path$method, "eigen")
   expect_length(path$lambda, 12)
   expect_true(all(diff(path$lambda) < 0))
@@ -64,7 +65,7 @@ test_that("a lambda path equals single-lambda fits and brute-force GCV", {
   expect_equal(path$lambda[1], sum(Zc^2) / n, tolerance = 1e-12)
   expect_lt(path$df[1], 2)
   for (i in c(1, 6, 12)) {
-    one <- rff_ridge(dat$x, dat$y, lambda = path$lambda[i], map = m, progress = FALSE)
+    one <- rff_ridge(dat$x, dat$y, lambda = path$lambda[i], map = m, progress = FALSE, standardize = FALSE)
     expect_equal(one$method, "cholesky")
     expect_equal(drop(one$coefficients), path$coefficients[, i], tolerance = 1e-8)
     expect_equal(one$intercept, path$intercept[i], tolerance = 1e-8)
@@ -80,7 +81,7 @@ test_that("a lambda path equals single-lambda fits and brute-force GCV", {
   expect_equal(path$lambda_best, path$lambda[which.min(bf["gcv", ])])
   # a user-given vector keeps its order
   lam <- c(0.01, 1e-4, 0.1)
-  fl <- rff_ridge(dat$x, dat$y, lambda = lam, map = m, progress = FALSE)
+  fl <- rff_ridge(dat$x, dat$y, lambda = lam, map = m, progress = FALSE, standardize = FALSE)
   expect_equal(fl$lambda, lam)
   expect_equal(fl$gcv, ref_gcv(Z, dat$y, lam)["gcv", ], tolerance = 1e-8)
 })
@@ -89,34 +90,35 @@ test_that("chunked and threaded streaming equals one block", {
   dat <- make_data(n = 90)
   m <- rff_map(3, D = 20, variant = "phase")
   whole <- rff_ridge(dat$x, dat$y, lambda = 1e-3, map = m, chunk_size = 1000,
-                     progress = FALSE)
+                     progress = FALSE, standardize = FALSE)
   for (cs in c(1, 7, 64, 90)) {
     fit <- rff_ridge(dat$x, dat$y, lambda = 1e-3, map = m, chunk_size = cs,
-                     progress = FALSE)
+                     progress = FALSE, standardize = FALSE)
     expect_equal(fit$coefficients, whole$coefficients, tolerance = 1e-12)
     expect_equal(fit$fitted.values, whole$fitted.values, tolerance = 1e-12)
   }
   big <- make_data(n = 1200)
   m2 <- rff_map(3, D = 300)
   expect_identical(rff_ridge(big$x, big$y, lambda = 0.01, map = m2, threads = 1,
-                             chunk_size = 500, progress = FALSE)$coefficients,
+                             chunk_size = 500, progress = FALSE, standardize = FALSE)$coefficients,
                    rff_ridge(big$x, big$y, lambda = 0.01, map = m2, threads = 2,
-                             chunk_size = 500, progress = FALSE)$coefficients)
+                             chunk_size = 500, progress = FALSE, standardize = FALSE)$coefficients)
   # the progress bar streams the same blocks
   expect_output(pb <- rff_ridge(dat$x, dat$y, lambda = 1e-3, map = m, chunk_size = 7,
-                                progress = TRUE), "100%")
+                                progress = TRUE, standardize = FALSE), "100%")
   expect_equal(pb$coefficients, whole$coefficients, tolerance = 1e-12)
-  expect_silent(rff_ridge(dat$x, dat$y, lambda = 1e-3, map = m, progress = FALSE))
+  expect_silent(rff_ridge(dat$x, dat$y, lambda = 1e-3, map = m, progress = FALSE, standardize = FALSE))
 })
 
 test_that("several responses equal separate fits", {
   dat <- make_data(n = 120)
   m <- rff_map(3, D = 24)
   Y <- cbind(a = dat$y, b = dat$x[, 3] * 10 + 100)
-  fit <- rff_ridge(dat$x, Y, map = m, nlambda = 5, progress = FALSE)
+  fit <- rff_ridge(dat$x, Y, map = m, nlambda = 5, progress = FALSE, standardize = FALSE,
+                   criterion = "gcv")
   expect_equal(dim(fit$coefficients), c(24, 2, 5))
   for (j in 1:2) {
-    one <- rff_ridge(dat$x, Y[, j], lambda = fit$lambda, map = m, progress = FALSE)
+    one <- rff_ridge(dat$x, Y[, j], lambda = fit$lambda, map = m, progress = FALSE, standardize = FALSE)
     expect_equal(fit$coefficients[, j, ], one$coefficients, tolerance = 1e-10)
     expect_equal(fit$intercept[j, ], one$intercept, tolerance = 1e-10)
     expect_equal(fit$gcv[, j], one$gcv, tolerance = 1e-10)
@@ -157,9 +159,9 @@ test_that("formula interface: model frame, factors, na.action, predict", {
   d$y[5] <- NA
   m <- rff_map(4, D = 30)
   fit <- rff_ridge(y ~ u + v + g, data = d, lambda = 0.01, map = m,
-                   na.action = na.exclude, progress = FALSE)
+                   na.action = na.exclude, progress = FALSE, standardize = FALSE)
   X <- model.matrix(~ u + v + g, d[-5, ])[, -1]
-  ref <- rff_ridge(X, d$y[-5], lambda = 0.01, map = m, progress = FALSE)
+  ref <- rff_ridge(X, d$y[-5], lambda = 0.01, map = m, progress = FALSE, standardize = FALSE)
   expect_equal(fit$coefficients, ref$coefficients, tolerance = 1e-12)
   expect_equal(nobs(fit), 79)
   expect_length(residuals(fit), 80)
@@ -179,7 +181,7 @@ test_that("formula interface: model frame, factors, na.action, predict", {
 
 test_that("methods: coef, predict, fitted, residuals, summary, print, plot, saveRDS", {
   dat <- make_data(n = 100)
-  fit <- rff_ridge(dat$x, dat$y, D = 20, nlambda = 8, progress = FALSE)
+  fit <- rff_ridge(dat$x, dat$y, D = 20, nlambda = 8, progress = FALSE, standardize = FALSE)
   cf <- coef(fit)
   expect_equal(names(cf)[1:2], c("(Intercept)", "z1"))
   expect_equal(unname(cf), c(fit$intercept[fit$best], fit$coefficients[, fit$best]))
@@ -193,7 +195,7 @@ test_that("methods: coef, predict, fitted, residuals, summary, print, plot, save
                tolerance = 1e-12)
   # data frames are matched by column name
   df <- data.frame(a = dat$x[, 1], b = dat$x[, 2], c = dat$x[, 3])
-  fdf <- rff_ridge(df, dat$y, lambda = 0.01, map = fit$map, progress = FALSE)
+  fdf <- rff_ridge(df, dat$y, lambda = 0.01, map = fit$map, progress = FALSE, standardize = FALSE)
   expect_equal(predict(fdf, df[1:3, c("c", "a", "b")]), predict(fdf, df[1:3, ]))
   s <- summary(fit)
   rss <- sum(residuals(fit)^2)
@@ -219,26 +221,25 @@ test_that("bad input gets an rff_error naming the argument", {
     expect_identical(e$arg, arg)
     expect_match(conditionMessage(e), paste0("`", arg, "`"), fixed = TRUE)
   }
-  err(rff_ridge(dat$x, dat$y[-1], map = m), "y")
+  err(rff_ridge(dat$x, dat$y[-1], map = m, standardize = FALSE), "y")
   y <- dat$y; y[3] <- NA
-  err(rff_ridge(dat$x, y, map = m), "y")
-  err(rff_ridge(dat$x, as.character(dat$y), map = m), "y")
-  err(rff_ridge(dat$x, dat$y, lambda = -1, map = m), "lambda")
-  err(rff_ridge(dat$x, dat$y, lambda = Inf, map = m), "lambda")
-  err(rff_ridge(dat$x, dat$y, lambda = c(0.1, NA), map = m), "lambda")
-  err(rff_ridge(dat$x, dat$y, map = m, chunk_size = 0), "chunk_size")
-  err(rff_ridge(dat$x, dat$y, map = m, nlambda = 0), "nlambda")
-  err(rff_ridge(dat$x, dat$y, map = m, lambda_min_ratio = 2), "lambda_min_ratio")
-  err(rff_ridge(dat$x, dat$y, map = m, D = 20), "map")
+  err(rff_ridge(dat$x, y, map = m, standardize = FALSE), "y")
+  err(rff_ridge(dat$x, as.character(dat$y), map = m, standardize = FALSE), "y")
+  err(rff_ridge(dat$x, dat$y, lambda = -1, map = m, standardize = FALSE), "lambda")
+  err(rff_ridge(dat$x, dat$y, lambda = Inf, map = m, standardize = FALSE), "lambda")
+  err(rff_ridge(dat$x, dat$y, lambda = c(0.1, NA), map = m, standardize = FALSE), "lambda")
+  err(rff_ridge(dat$x, dat$y, map = m, chunk_size = 0, standardize = FALSE), "chunk_size")
+  err(rff_ridge(dat$x, dat$y, map = m, nlambda = 0, standardize = FALSE), "nlambda")
+  err(rff_ridge(dat$x, dat$y, map = m, lambda_min_ratio = 2, standardize = FALSE), "lambda_min_ratio")
+  err(rff_ridge(dat$x, dat$y, map = m, D = 20, standardize = FALSE), "map")
   err(rff_ridge(dat$x, dat$y, Dd = 20), "Dd")
-  err(rff_ridge(dat$x, dat$y, map = rff_map(2, D = 10)), "map")
+  err(rff_ridge(dat$x, dat$y, map = rff_map(2, D = 10), standardize = FALSE), "map")
   err(rff_ridge(dat$x, dat$y, lengthscale = -1), "lengthscale")
   # lambda = 0 with more features than rows: singular
-  err(rff_ridge(dat$x[1:5, ], dat$y[1:5], lambda = 0, map = m), "lambda")
-  fit <- rff_ridge(dat$x, dat$y, map = m, nlambda = 4, progress = FALSE)
+  err(rff_ridge(dat$x[1:5, ], dat$y[1:5], lambda = 0, map = m, standardize = FALSE), "lambda")
+  fit <- rff_ridge(dat$x, dat$y, map = m, nlambda = 4, progress = FALSE, standardize = FALSE)
   err(predict(fit, dat$x[, 1:2]), "newdata")
   err(predict(fit, "a"), "newdata")
-  err(predict(fit, dat$x, lambda = 0.123456), "lambda")
   err(predict(fit, lambda = fit$lambda[1]), "newdata")
   sfit <- rff_ridge(rff_stats(dat$x, dat$y, m), lambda = 0.1)
   err(fitted(sfit), "object")

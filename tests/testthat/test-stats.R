@@ -32,14 +32,14 @@ test_that("statistics of disjoint blocks combine to the fit on all rows", {
       expect_equal(combined[[f]], all_rows[[f]], tolerance = 1e-10, label = f)
     }
     for (lam in c(1e-5, 1e-2)) {
-      direct <- rff_ridge(x, y, lambda = lam, map = m, progress = FALSE)
+      direct <- rff_ridge(x, y, lambda = lam, map = m, progress = FALSE, standardize = FALSE)
       fit <- rff_ridge(combined, lambda = lam)
       expect_equal(fit$coefficients, direct$coefficients, tolerance = 1e-10)
       expect_equal(fit$intercept, direct$intercept, tolerance = 1e-10)
       expect_equal(fit$gcv, direct$gcv, tolerance = 1e-10)
     }
     path <- rff_ridge(combined, nlambda = 10)
-    expect_equal(path$lambda, rff_ridge(x, y, map = m, nlambda = 10, progress = FALSE)$lambda,
+    expect_equal(path$lambda, rff_ridge(x, y, map = m, nlambda = 10, progress = FALSE, standardize = FALSE)$lambda,
                  tolerance = 1e-10)
   }
   # order does not matter; intercept = FALSE statistics stay uncentered
@@ -48,7 +48,7 @@ test_that("statistics of disjoint blocks combine to the fit on all rows", {
           rff_stats(x[-(1:100), ], y[-(1:100)], m, intercept = FALSE))
   expect_equal(rff_ridge(s0, lambda = 1e-3)$coefficients,
                rff_ridge(x, y, lambda = 1e-3, map = m, intercept = FALSE,
-                         progress = FALSE)$coefficients, tolerance = 1e-10)
+                         progress = FALSE, standardize = FALSE)$coefficients, tolerance = 1e-10)
 })
 
 test_that("a fit spread over a PSOCK cluster equals the fit on all rows", {
@@ -69,7 +69,7 @@ test_that("a fit spread over a PSOCK cluster equals the fit on all rows", {
     rff_stats(xs[i, , drop = FALSE], ys[i], m, threads = 1)
   }, xs = x, ys = y, m = m)
   fit <- rff_ridge(do.call(c, unname(parts)), lambda = 1e-3)
-  direct <- rff_ridge(x, y, lambda = 1e-3, map = m, progress = FALSE)
+  direct <- rff_ridge(x, y, lambda = 1e-3, map = m, progress = FALSE, standardize = FALSE)
   expect_equal(fit$coefficients, direct$coefficients, tolerance = 1e-10)
   expect_equal(fit$intercept, direct$intercept, tolerance = 1e-10)
   expect_equal(predict(fit, x[1:5, ]), predict(direct, x[1:5, ]), tolerance = 1e-10)
