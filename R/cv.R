@@ -308,7 +308,7 @@ summary.rff_cv <- function(object, ...) {
     lengthscale = vapply(object$lengthscale, function(l) paste(signif(l, 4), collapse = ","),
                          character(1)),
     lambda_min = object$lambda[apply(object$cvm, 2L, which.min)],
-    cvm = apply(object$cvm, 2L, min),
+    cvm = unname(apply(object$cvm, 2L, min)),
     cvsd = object$cvsd[cbind(apply(object$cvm, 2L, which.min), seq_len(ncol(object$cvm)))],
     stringsAsFactors = FALSE)
   out <- list(call = object$call, folds = max(object$foldid), n = object$fit$n,

@@ -94,11 +94,9 @@ makepredictcall.rff_features <- function(var, call) {
   is_ours <- identical(fun, as.name("rff_features")) ||
     identical(fun, quote(rff::rff_features)) || identical(fun, quote(rff:::rff_features))
   if (!is_ours) return(NextMethod())
-  nm <- names(call)
-  if (!is.null(nm)) {
-    call <- call[!nm %in% c("D", "kernel", "lengthscale", "nu", "order", "variant",
-                            "sampler", "map")]
-  }
+  call <- match.call(rff_features, call)
+  call <- call[!names(call) %in% c("D", "kernel", "lengthscale", "nu", "order", "variant",
+                                   "sampler", "map")]
   call$map <- attr(var, "rff_map")
   call
 }

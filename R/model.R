@@ -49,11 +49,11 @@ standardize_rows <- function(x, std) {
 }
 
 # The default number of features for n rows: sqrt(n) log(n) (Rudi and
-# Rosasco, 2017), at least 500 and at most 2000, and no more than keeps
+# Rosasco, 2017), at least 1000 and at most 2000, and no more than keeps
 # the n D^2 flops of Z'Z below 2e12; even, for "pair" maps.
 default_D <- function(n) {
   D <- sqrt(n) * log(max(n, 2))
-  D <- min(max(D, 500), 2000, sqrt(2e12 / n))
+  D <- min(max(D, 1000), 2000, sqrt(2e12 / n))
   as.integer(max(2, 2 * round(D / 2)))
 }
 
@@ -741,10 +741,12 @@ cat_model_lines <- function(x, digits) {
   }
   s <- x$lengthscale_search
   if (!is.null(s)) {
-    cat(sprintf("  lengthscale %s chosen by %s among %s (median heuristic %s x %s)\n",
+    cat(sprintf("  lengthscale %s chosen by %s among %s%s\n",
                 fmt(s$table$lengthscale[s$best], digits), s$criterion,
                 paste(trimws(fmt(s$table$lengthscale, digits)), collapse = ", "),
-                fmt(s$median, digits), paste(format(round(s$table$multiple, 2)), collapse = ", ")))
+                if (is.null(s$median)) "" else sprintf(
+                  " (median heuristic %s x %s)", fmt(s$median, digits),
+                  paste(format(round(s$table$multiple, 2)), collapse = ", "))))
   }
   if (isTRUE(x$has_offset)) cat("  with an offset\n")
 }

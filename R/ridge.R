@@ -33,7 +33,7 @@
 #'     fit. `"median"` uses l0 itself; a number or one number per column is
 #'     used as given (in standardized units when `standardize = TRUE`).}
 #'   \item{`D = NULL`}{sqrt(n) log(n) features (Rudi and Rosasco, 2017),
-#'     at least 500, at most 2000 and at most sqrt(2e12 / n) (so that the
+#'     at least 1000, at most 2000 and at most sqrt(2e12 / n) (so that the
 #'     n D^2 work of Z'Z stays below 2e12 flops, minutes with the reference
 #'     BLAS), rounded to an even number.}
 #' }

@@ -93,3 +93,30 @@ test_that("combining mismatched statistics is an rff_error", {
   expect_error(rff_stats(x[, 1], y, m1), "`x`", class = "rff_error")
   expect_error(rff_ridge.rff_stats(list()), "`x`", class = "rff_error")
 })
+
+test_that("weighted statistics are Z'WZ, Z'Wy and weighted sums, and combine", {
+  set.seed(41)
+  x <- matrix(rnorm(80), 40, 2)
+  y <- x[, 1] + rnorm(40)
+  w <- runif(40, 0, 3)
+  w[5] <- 0
+  m <- rff_map(2, D = 8, variant = "phase")
+  Z <- unclass(rff_features(x, map = m))[, ]
+  s <- rff_stats(x, y, m, weights = w)
+  yc <- y - s$yshift
+  expect_equal(s$ZtZ, crossprod(Z * w, Z), tolerance = 1e-12)
+  expect_equal(drop(s$Zty), drop(crossprod(Z, w * yc)), tolerance = 1e-12)
+  expect_equal(s$zsum, colSums(w * Z), tolerance = 1e-12)
+  expect_equal(s$ysum, sum(w * yc), tolerance = 1e-10)
+  expect_equal(s$yty, sum(w * yc^2), tolerance = 1e-12)
+  expect_equal(s$wsum, sum(w))
+  expect_identical(s$n, 39L)
+  halves <- c(rff_stats(x[1:15, ], y[1:15], m, weights = w[1:15]),
+              rff_stats(x[-(1:15), ], y[-(1:15)], m, weights = w[-(1:15)]))
+  expect_equal(coef(rff_ridge(halves, lambda = 1e-3)), coef(rff_ridge(s, lambda = 1e-3)),
+               tolerance = 1e-10)
+  expect_equal(coef(rff_ridge(s, lambda = 1e-3)),
+               coef(rff_ridge(x, y, lambda = 1e-3, map = m, weights = w, standardize = FALSE,
+                              progress = FALSE)), tolerance = 1e-10)
+  expect_error(rff_stats(x, y, m, weights = c(-1, w[-1])), "`weights`", class = "rff_error")
+})
