@@ -135,6 +135,8 @@ rff_cv.default <- function(x, y, folds = 10, lambda = NULL, lengthscale = "auto"
       s
     })
     total <- combine_stats(fold_stats)
+    # fewer rows than features: each fold's eigenproblem on n x n
+    Zall <- if (n <= base$D) .Call(C_rff_features, x, mp, a$threads)
     # the path of the first lengthscale serves all of them
     if (is.null(lambda)) {
       sys <- normal_equations(total)
@@ -144,8 +146,16 @@ rff_cv.default <- function(x, y, folds = 10, lambda = NULL, lengthscale = "auto"
     # held-out (weighted) sum of squared errors, folds x lambda
     sse <- t(vapply(seq_len(k), function(j) {
       train <- combine_stats(list(total, fold_stats[[j]]), sign = c(1, -1))
-      p <- solve_path(normal_equations(train), lambda)
-      heldout_sse(fold_stats[[j]], p)
+      sys <- normal_equations(train)
+      eig <- if (!is.null(Zall) && length(lambda) > 1L) {
+        tr <- -rows[[j]]
+        thin_eigen(Zall[tr, , drop = FALSE], sys$zbar, if (is.null(w)) NULL else w[tr])
+      }
+      p <- solve_path(sys, lambda, eig)
+      if (is.null(Zall)) return(heldout_sse(fold_stats[[j]], p))
+      r <- rows[[j]]
+      heldout_sse_rows(Zall[r, , drop = FALSE], y[r, , drop = FALSE],
+                       if (is.null(w)) NULL else w[r], p)
     }, numeric(length(lambda))))
     sse <- matrix(sse, k)
     wj <- vapply(fold_stats, stats_wsum, numeric(1))
@@ -218,6 +228,20 @@ heldout_sse <- function(s, p) {
     out <- out + s$yty[r] + 2 * cc * s$ysum[r] + stats_wsum(s) * cc^2 - 2 * lin + quad
   }
   pmax(out, 0) / q
+}
+
+# The same from the held-out rows' features Z (and responses y, weights w):
+# cheaper than the statistics when the rows are fewer than the features.
+heldout_sse_rows <- function(Z, y, w, p) {
+  L <- length(p$lambda)
+  q <- dim(p$beta)[2L]
+  if (is.null(w)) w <- rep(1, nrow(Z))
+  out <- numeric(L)
+  for (r in seq_len(q)) {
+    pred <- Z %*% matrix(p$beta[, r, ], ncol = L) + rep(p$intercept[r, ], each = nrow(Z))
+    out <- out + colSums(w * (y[, r] - pred)^2)
+  }
+  out / q
 }
 
 #' @export

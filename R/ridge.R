@@ -55,7 +55,7 @@
 #' `criterion = "loo"` (the default for fits from data) `lambda_best`
 #' minimizes the exact leave-one-out error mean((r_i / (1 - h_ii))^2) of
 #' ridge on the features, computed for the whole path in one more streamed
-#' pass (h_ii from the eigendecomposition; on a random subsample of 10,000
+#' pass (h_ii from the eigendecomposition; on a random subsample of 5,000
 #' rows when n is larger). GCV replaces every leverage h_ii by their mean,
 #' and on data with outlying inputs it picks far too small a lambda: on
 #' `MASS::Boston` its choice had twice the test error of the LOO choice.
@@ -208,6 +208,10 @@ rff_ridge.default <- function(x, y, lambda = NULL, map = NULL, intercept = TRUE,
     y <- m$y[rows, , drop = FALSE]
     w <- if (is.null(m$weights)) NULL else m$weights[rows]
     stats <- accumulate_stats(x, y, map, a$intercept, chunk_size, a$threads, a$progress, w)
+    # fewer rows than features: the path's eigenproblem is solved on n x n
+    features <- if (nrow(x) <= map$D && length(a$path$lambda) != 1L) {
+      list(Z = .Call(C_rff_features, x, map, a$threads), w = w)
+    }
     loo <- NULL
     if (criterion == "loo") {
       i <- loo_rows(length(rows))
@@ -215,7 +219,7 @@ rff_ridge.default <- function(x, y, lambda = NULL, map = NULL, intercept = TRUE,
                   weights = if (is.null(w)) NULL else w[i],
                   chunk_size = chunk_size, threads = a$threads)
     }
-    ridge_from_stats(stats, a$path, loo)
+    ridge_from_stats(stats, a$path, loo, features)
   }
   n <- nrow(m$x)
   if (is.null(m$candidates)) {
@@ -310,11 +314,17 @@ add_model_info <- function(fit, m, search) {
 # An "rff_ridge" fit from statistics: the path solved at the lambda values
 # of `path` (from check_path()), the best by GCV, or, when `loo` gives rows
 # (x, y, weights, chunk_size, threads) and the path has several values, by
-# leave-one-out cross-validation on those rows. The normal equations are
-# kept, so that predict() can solve at any other lambda exactly.
-ridge_from_stats <- function(stats, path, loo = NULL) {
+# leave-one-out cross-validation on those rows. `features` (Z and the
+# weights of all rows), when given, solve the path's eigenproblem on n x n
+# (thin_eigen()). The normal equations are kept, so that predict() can
+# solve at any other lambda exactly.
+ridge_from_stats <- function(stats, path, loo = NULL, features = NULL) {
   sys <- normal_equations(stats)
-  p <- solve_path(sys, lambda_values(path, sys$A, sys$w))
+  lambda <- lambda_values(path, sys$A, sys$w)
+  eig <- if (!is.null(features) && length(lambda) > 1L) {
+    thin_eigen(features$Z, sys$zbar, features$w)
+  }
+  p <- solve_path(sys, lambda, eig)
   n <- stats$n
   sel <- gcv_select(p$rss, p$df, n, sys$w)
   gcv <- sel$gcv
