@@ -199,8 +199,9 @@ check_lengthscale <- function(lengthscale, d) {
   as.double(lengthscale)
 }
 
-# x as a double matrix: a numeric matrix, a numeric data frame or a vector.
-check_x <- function(x, arg = "x") {
+# x as a double matrix: a numeric matrix, a numeric data frame or a vector;
+# with na_ok, missing values (not infinite ones) are let through.
+check_x <- function(x, arg = "x", na_ok = FALSE) {
   if (is.data.frame(x)) {
     ok <- vapply(x, function(col) is_number(col) || is.logical(col), logical(1))
     if (!all(ok)) {
@@ -220,7 +221,9 @@ check_x <- function(x, arg = "x") {
   if (ncol(x) == 0L) rff_abort(arg, sprintf("`%s` must have at least one column", arg))
   if (is.logical(x) && !all(is.na(x))) storage.mode(x) <- "double"
   if (!is.double(x)) storage.mode(x) <- "double"
-  if (anyNA(x) || any(!is.finite(x))) {
+  if (na_ok) {
+    if (any(is.infinite(x))) rff_abort(arg, sprintf("`%s` must not contain infinite values", arg))
+  } else if (anyNA(x) || any(!is.finite(x))) {
     rff_abort(arg, sprintf("`%s` must not contain missing or infinite values", arg))
   }
   x
@@ -339,8 +342,29 @@ check_shift_invariant <- function(kernel, arg = "kernel") {
 
 # ---- ridge regression ----
 
+# A factor, logical or character response asks for classification, which
+# ridge regression is not: say what to use instead.
+check_response_kind <- function(y, arg = "y") {
+  kind <- if (is.factor(y)) "a factor" else if (is.logical(y)) "logical" else
+    if (is.character(y)) "character" else NULL
+  if (is.data.frame(y)) {
+    bad <- vapply(y, function(v) is.factor(v) || is.logical(v) || is.character(v), logical(1))
+    if (any(bad)) kind <- "a data frame with non-numeric columns"
+  }
+  if (!is.null(kind)) {
+    rff_abort(arg, sprintf(paste0(
+      "the response (`%s`) is %s: rff_ridge() and rff_cv() fit regression (gaussian) models. ",
+      "For classification use rff_glm() (family \"binomial\" or \"multinomial\"; ",
+      "coming in the classification release); to treat the classes as numbers ",
+      "by least squares, give a numeric response explicitly, e.g. as.numeric(y == \"yes\")"),
+      arg, kind))
+  }
+  invisible(y)
+}
+
 # y as an n x q double matrix (a vector is one response).
 check_y <- function(y, n, arg = "y") {
+  check_response_kind(y, arg)
   if (is.data.frame(y)) y <- as.matrix(y)
   if (!(is_number(y) || is.logical(y)) && !(is.matrix(y) && is.numeric(y))) {
     rff_abort(arg, sprintf("`%s` must be a numeric vector or matrix, got %s", arg, show_value(y)))
@@ -396,6 +420,35 @@ check_fit_args <- function(x, y, lambda, intercept, nlambda, lambda_min_ratio,
        progress = check_flag(progress, "progress"))
 }
 
+# Row weights: NULL, or one non-negative finite number per row, not all zero.
+check_weights <- function(weights, n) {
+  if (is.null(weights)) return(NULL)
+  if (!is_number(weights) || length(weights) != n) {
+    rff_abort("weights", sprintf("`weights` must be NULL or %d non-negative numbers (one per row), got %s",
+                                 n, show_value(weights)))
+  }
+  if (anyNA(weights) || any(!is.finite(weights)) || any(weights < 0)) {
+    rff_abort("weights", "`weights` must be non-negative and finite")
+  }
+  if (!any(weights > 0)) rff_abort("weights", "`weights` must not all be zero")
+  as.double(weights)
+}
+
+# An offset: NULL, or one number per row (or an n x q matrix, one column per
+# response), subtracted from the response before fitting.
+check_offset <- function(offset, n, q) {
+  if (is.null(offset)) return(NULL)
+  if (!(is_number(offset) || (is.matrix(offset) && is.numeric(offset))) ||
+      !(length(offset) == n || (is.matrix(offset) && identical(dim(offset), c(as.integer(n), as.integer(q)))))) {
+    rff_abort("offset", sprintf("`offset` must be NULL or %d numbers (one per row), got %s",
+                                n, show_value(offset)))
+  }
+  if (anyNA(offset) || any(!is.finite(offset))) {
+    rff_abort("offset", "`offset` must not contain missing or infinite values")
+  }
+  matrix(as.double(offset), n, q)
+}
+
 check_chunk_size <- function(chunk_size, D) {
   if (is.null(chunk_size)) return(default_chunk_size(D))
   check_count(chunk_size, "chunk_size", lo = 1)
@@ -412,8 +465,9 @@ check_stats <- function(stats, arg) {
   invisible(stats)
 }
 
-# Sampling arguments passed through `...` must be arguments of rff_map().
-check_map_args <- function(args) {
+# Sampling arguments passed through `...` must be arguments of rff_map();
+# `caller` names the function the user called.
+check_map_args <- function(args, caller = "rff_ridge") {
   allowed <- setdiff(names(formals(rff_map)), "d")
   nm <- names(args)
   if (is.null(nm)) nm <- rep("", length(args))
@@ -422,7 +476,7 @@ check_map_args <- function(args) {
     what <- if (any(!nzchar(bad))) "an unnamed argument" else
       paste0("`", bad[nzchar(bad)][1L], "`")
     rff_abort(if (nzchar(bad[1L])) bad[1L] else "...", sprintf(
-      "%s is not an argument of rff_ridge() or rff_map() (%s)", what,
+      "%s is not an argument of %s() or rff_map() (%s)", what, caller,
       paste0("`", allowed, "`", collapse = ", ")))
   }
   invisible(args)
@@ -436,8 +490,11 @@ check_ratio <- function(r) {
   as.double(r)
 }
 
-# Candidate lengthscales for rff_cv(): a list of scalars or per-column vectors.
-check_candidates <- function(lengthscale, d) {
+# Candidate lengthscales for rff_cv(): a list of scalars or per-column
+# vectors; "median" is the median heuristic of x (the kernel's inputs).
+check_candidates <- function(lengthscale, d, x = NULL) {
+  if (identical(lengthscale, "median") && !is.null(x)) return(list(median_lengthscale(x)))
+  if (is.character(lengthscale)) lengthscale <- resolve_lengthscale(lengthscale, x)
   cand <- if (is.list(lengthscale)) lengthscale else as.list(lengthscale)
   if (!length(cand)) rff_abort("lengthscale", "`lengthscale` must have at least one candidate")
   lapply(cand, check_lengthscale, d = d)

@@ -40,7 +40,12 @@
 #'   every routine runs on one thread, since OpenMP's threads do not survive
 #'   `fork()`.
 #' @return A double matrix with `nrow(x)` rows and `D` columns, with the map
-#'   as attribute `"rff_map"`.
+#'   as attribute `"rff_map"` and class `c("rff_features", "matrix")`.
+#'   Inside a model formula, `lm(y ~ rff_features(x, D = 50), data)` (and
+#'   [stats::glm()], or [stats::model.matrix()] with the terms of a model
+#'   frame) keeps the map drawn at fit time, so [predict()] featurizes new
+#'   data with the same map (a `makepredictcall()` method, as
+#'   [splines::ns()] has).
 #' @seealso [rff_map()], [rff_kernel()].
 #' @examples
 #' set.seed(42)
@@ -78,7 +83,34 @@ rff_features <- function(x, D = 500, kernel = "gaussian", lengthscale = 1,
   Z <- .Call(C_rff_features, x, map, threads)
   if (!is.null(rownames(x))) rownames(Z) <- rownames(x)
   attr(Z, "rff_map") <- map
+  class(Z) <- c("rff_features", "matrix", "array")
   Z
+}
+
+#' @export
+print.rff_features <- function(x, ...) {
+  map <- attr(x, "rff_map")
+  attr(x, "rff_map") <- NULL
+  print(unclass(x), ...)
+  cat(sprintf("<rff_features> %d x %d: %s\n", nrow(x), ncol(x), map_line(map)))
+  invisible(x)
+}
+
+# Model formulas: lm(y ~ rff_features(x, ...)) keeps the map drawn at fit
+# time in the terms' predvars, so predict() featurizes new data with it
+# (as splines::ns() keeps its knots).
+#' @importFrom stats makepredictcall
+#' @export
+makepredictcall.rff_features <- function(var, call) {
+  fun <- call[[1L]]
+  is_ours <- identical(fun, as.name("rff_features")) ||
+    identical(fun, quote(rff::rff_features)) || identical(fun, quote(rff:::rff_features))
+  if (!is_ours) return(NextMethod())
+  call <- match.call(rff_features, call)
+  call <- call[!names(call) %in% c("D", "kernel", "lengthscale", "nu", "order", "variant",
+                                   "sampler", "map")]
+  call$map <- attr(var, "rff_map")
+  call
 }
 
 # Names among `args` that the caller of `env`'s function supplied explicitly.

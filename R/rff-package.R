@@ -6,6 +6,13 @@
 #'
 #' Main functions: [rff_map()] draws a feature map, [rff_features()] applies
 #' it to data, [rff_kernel()] computes the exact kernel it approximates.
+#' Models: [rff_ridge()] fits kernel ridge regression on random features by
+#' streaming the rows (with defaults chosen from the data: standardized
+#' inputs, the lengthscale and lambda by leave-one-out cross-validation, D
+#' from the number of rows), [rff_cv()] cross-validates lambda and the
+#' lengthscale (`lambda_min`, `lambda_1se`), [rff_stats()] gives the
+#' mergeable statistics of row blocks; [predict.rff_ridge()] gives
+#' predictions at any lambda, standard errors and intervals.
 #' Beyond i.i.d. frequencies: orthogonal and quasi-Monte Carlo samplers
 #' ([rff_samplers]), the arc-cosine kernels ([rff_arccos]), user-defined
 #' spectral measures ([rff_spectral()]) and the median heuristic for the
@@ -13,6 +20,8 @@
 #' Errors from bad arguments have class `"rff_error"` (see [rff_error]).
 #'
 #' Options: `rff.threads` sets the default number of threads;
+#' `rff.blas_hint = FALSE` silences the once-per-session message that
+#' suggests an optimized BLAS when Z'Z takes long on the reference BLAS;
 #' `rff.max_gb` caps the size in GB of any result the package allocates
 #' (default: the machine's physical memory where it can be read), so that an
 #' impossible request fails with an `rff_error` before anything is

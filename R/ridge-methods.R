@@ -4,11 +4,45 @@
 #' Predictions, coefficients and fitted values of a random-feature ridge fit
 #'
 #' `predict()` featurizes `newdata` through the fit's map in blocks (never
-#' the whole feature matrix) and returns z(x)'beta + intercept.
+#' the whole feature matrix) and returns z(x)'beta + intercept (+ offset),
+#' after the fit's standardization of the inputs.
 #'
-#' `lambda` selects values of the fitted path (matched to a relative
-#' 1e-8); `NULL` means `lambda_best`. The coefficients at other lambdas are
-#' not kept, so other values are an error: refit with that `lambda`.
+#' **lambda.** Any values >= 0. Values of the fitted path use the stored
+#' coefficients; any other value is solved exactly from the normal
+#' equations the fit keeps (one Cholesky factorization per call for one
+#' value, one eigendecomposition for several), so
+#' `predict(fit, x, lambda = l)` equals `predict(rff_ridge(..., lambda = l), x)`
+#' with the same map. `NULL` means `lambda_best`.
+#'
+#' **Standard errors and intervals** come from the Gaussian-process view of
+#' ridge regression on random features: with the prior
+#' beta ~ N(0, sigma^2 / (n lambda) I) (the intercept flat) and noise
+#' variance sigma^2, the posterior of beta is
+#' N(beta_hat, sigma^2 M^-1) with M = Zc'Zc + n lambda I (Zc: the centred
+#' features; with weights, Zc'WZc and the total weight in place of n), so
+#' the posterior variance of f(x) = a + z(x)'beta is
+#'
+#' sigma^2 ((z(x) - zbar)' M^-1 (z(x) - zbar) + 1/n)
+#'
+#' (without intercept: sigma^2 z(x)' M^-1 z(x)). As D grows, z(x)'z(y) tends
+#' to the kernel k(x, y), and this tends to the exact Gaussian-process
+#' posterior variance (sigma^2 / (n lambda)) (k(x, x) - k_x'(K + n lambda I)^-1 k_x)
+#' of the kernel (centred, with an intercept). sigma^2 is estimated
+#' by RSS / (n - df), df the effective degrees of freedom at that lambda.
+#' `se.fit` is the square root of that variance; `interval = "confidence"`
+#' is fit -/+ t * se.fit and `"prediction"` is fit -/+ t * sqrt(se.fit^2 +
+#' sigma^2) (a new observation of unit weight), t the `(1 + level) / 2`
+#' quantile of the t distribution with n - df degrees of freedom, as
+#' [stats::predict.lm()] does. They are given for one response at one
+#' lambda.
+#'
+#' **Missing values in newdata.** Rows with missing values get `NA`
+#' predictions (`na.action = na.pass`, the default, or `na.exclude`);
+#' `na.omit` drops them; `na.fail` makes them an error.
+#'
+#' **Arguments of other packages.** Any argument the method does not take is
+#' an `rff_error`, whose message names the right one for those of glmnet
+#' and lm: `newx` is `newdata`, `s` is `lambda`.
 #'
 #' @param object,x A fit from [rff_ridge()].
 #' @param newdata New inputs: for a fit made with a formula, a data frame
@@ -16,46 +50,72 @@
 #'   vector with the columns of `x` (matched by name when both have column
 #'   names). Missing, predictions at `lambda_best` for the training rows
 #'   (the fitted values).
-#' @param lambda Values of `object$lambda`; `NULL` for `lambda_best`.
+#' @param lambda Values >= 0; `NULL` for `lambda_best`.
+#' @param type `"response"` (the default) or `"link"`, which are the same
+#'   for ridge regression; `"class"` is an error (a classifier's type).
+#' @param se.fit Return standard errors too, as a list with `fit`,
+#'   `se.fit`, `df` (residual degrees of freedom) and `residual.scale`.
+#' @param interval `"none"`, `"confidence"` or `"prediction"`: a matrix
+#'   with columns `fit`, `lwr` and `upr`.
+#' @param level Coverage of the intervals.
+#' @param na.action What to do with rows of `newdata` that have missing
+#'   values: a function such as [stats::na.pass] (default: `NA` predictions),
+#'   [stats::na.exclude], [stats::na.omit] or [stats::na.fail].
+#' @param newoffset The offset of the new rows, for a fit of the default
+#'   method made with `offset` (a formula fit takes its offset from
+#'   `newdata`).
 #' @param chunk_size,threads As for [rff_ridge()].
 #' @param digits Significant digits to print.
-#' @param ... Unused.
+#' @param ... Nothing: any argument here is an error.
 #' @return `predict()`: for one response, a vector (one lambda) or a matrix
 #'   with one column per lambda; for q responses, an n x q matrix (one
-#'   lambda) or an n x q x k array. `coef()`: the intercept (named
-#'   `"(Intercept)"`, only when fitted) and the D coefficients, as a vector,
-#'   or a matrix with one column per lambda (per response for q > 1).
+#'   lambda) or an n x q x k array; with `interval`, a matrix with columns
+#'   `fit`, `lwr`, `upr`; with `se.fit = TRUE`, a list. `coef()`: the
+#'   intercept (named `"(Intercept)"`, only when fitted) and the D
+#'   coefficients (of the standardized inputs' features), as a vector, or a
+#'   matrix with one column per lambda (per response for q > 1).
 #'   `fitted()`, `residuals()`: at `lambda_best`, padded by the fit's
 #'   `na.action` as for [stats::lm()]; an error for fits from statistics.
 #' @examples
 #' set.seed(2)
 #' x <- matrix(rnorm(600), 300, 2)
 #' y <- x[, 1]^2 + rnorm(300, sd = 0.2)
-#' fit <- rff_ridge(x, y, D = 100, lengthscale = 1.5)
+#' fit <- rff_ridge(x, y, D = 100)
 #' head(predict(fit, x[1:5, ]))
-#' predict(fit, x[1:2, ], lambda = fit$lambda[c(1, 25)])
+#' predict(fit, x[1:2, ], lambda = c(fit$lambda[1], 1e-3))
+#' predict(fit, x[1:3, ], interval = "prediction")
 #' head(coef(fit))
 #' head(residuals(fit))
 #' nobs(fit)
 #' @name predict.rff_ridge
 #' @export
-predict.rff_ridge <- function(object, newdata, lambda = NULL, chunk_size = NULL,
-                              threads = NULL, ...) {
+predict.rff_ridge <- function(object, newdata, lambda = NULL, type = c("response", "link"),
+                              se.fit = FALSE, interval = c("none", "confidence", "prediction"),
+                              level = 0.95, na.action = stats::na.pass, newoffset = NULL,
+                              chunk_size = NULL, threads = NULL, ...) {
+  check_predict_call(sys.call(), "rff_ridge", names(formals(sys.function())))
+  type <- check_predict_type(type)
+  se.fit <- check_flag(se.fit, "se.fit")
+  interval <- check_interval(interval)
+  level <- check_level(level)
   if (missing(newdata) || is.null(newdata)) {
-    if (is.null(lambda) || identical(lambda_index(object, lambda), object$best)) {
+    if (!se.fit && interval == "none" &&
+        (is.null(lambda) || identical(path_index(object$lambda, check_lambda(lambda)), object$best))) {
       return(stats::fitted(object))
     }
-    rff_abort("newdata", "`newdata` is needed for predictions at a `lambda` other than `lambda_best`")
+    rff_abort("newdata", "`newdata` is needed for predictions at a `lambda` other than `lambda_best` and for standard errors and intervals")
   }
-  predict_linear(object, newdata, lambda, chunk_size, threads)
+  predict_model(object, newdata, lambda, se.fit, interval, level, na.action, newoffset,
+                chunk_size, threads)
 }
 
 #' @rdname predict.rff_ridge
 #' @export
 coef.rff_ridge <- function(object, lambda = NULL, ...) {
-  idx <- lambda_index(object, lambda)
-  B <- coef_array(object)[, , idx, drop = FALSE]
-  a0 <- intercept_matrix(object)[, idx, drop = FALSE]
+  sol <- coef_at(object, lambda)
+  B <- sol$beta
+  a0 <- sol$intercept
+  idx <- seq_along(sol$lambda)
   D <- dim(B)[1L]
   q <- dim(B)[2L]
   k <- length(idx)
@@ -65,7 +125,7 @@ coef.rff_ridge <- function(object, lambda = NULL, ...) {
   rn <- c("(Intercept)", paste0("z", seq_len(D)))
   keep <- if (object$has_intercept) seq_len(D + 1L) else seq_len(D) + 1L
   shape_by_lambda(out[keep, , , drop = FALSE], rn[keep], object$response,
-                  format(object$lambda[idx], digits = 4))
+                  format(sol$lambda, digits = 4))
 }
 
 #' @rdname predict.rff_ridge
@@ -90,17 +150,32 @@ nobs.rff_ridge <- function(object, ...) object$n
 #' @export
 print.rff_ridge <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   cat_fit_header("Random-feature ridge regression", x$call, x$map)
-  cat(sprintf("  n = %s, %s%s\n", format(x$n, big.mark = ","),
-              if (length(x$lambda) > 1L) sprintf("%d lambda values (%s)", length(x$lambda), x$method)
-              else "one lambda (cholesky)",
+  cat_model_lines(x, digits)
+  cat(sprintf("  n = %s%s%s\n", format(x$n, big.mark = ","),
+              if (isTRUE(x$weighted)) " (weighted)" else "",
               if (x$has_intercept) ", intercept" else ", no intercept"))
   i <- x$best
   g <- if (is.matrix(x$gcv)) sum(x$gcv[i, ]) else x$gcv[i]
-  cat(sprintf("  lambda_best = %s (GCV), df = %s, GCV = %s\n",
-              format(x$lambda_best, digits = digits), format(x$df[i], digits = digits),
-              format(g, digits = digits)))
+  loo <- if (is.null(x$loo)) NULL else if (is.matrix(x$loo)) sum(x$loo[i, ]) else x$loo[i]
+  cat(sprintf("  %s, df = %s, %sGCV = %s\n", lambda_line(x, digits),
+              fmt(x$df[i], digits),
+              if (is.null(loo)) "" else sprintf("LOO MSE = %s, ", fmt(loo, digits)),
+              fmt(g, digits)))
   invisible(x)
 }
+
+# "lambda_best = 0.01 (GCV over 50 values)" or "lambda = 0.01 (given)".
+lambda_line <- function(x, digits) {
+  L <- length(x$lambda)
+  if (L == 1L) return(sprintf("lambda = %s (given)", fmt(x$lambda, digits)))
+  crit <- if (is.null(x$criterion)) "GCV" else x$criterion
+  sprintf("lambda_best = %s (%s over %d %svalues)", fmt(x$lambda_best, digits), crit, L,
+          if (isTRUE(x$lambda_given)) "given " else "")
+}
+
+# Numbers printed in one style: significant digits, no scientific notation
+# for ordinary magnitudes.
+fmt <- function(v, digits) format(signif(v, digits), digits = digits, big.mark = ",")
 
 #' @rdname predict.rff_ridge
 #' @export
@@ -108,11 +183,16 @@ summary.rff_ridge <- function(object, ...) {
   i <- object$best
   rss <- if (is.matrix(object$rss)) object$rss[i, ] else object$rss[i]
   out <- list(call = object$call, map = object$map, n = object$n,
-              lambda_best = object$lambda_best, df = object$df[i], rss = rss,
+              lambda = object$lambda, lambda_best = object$lambda_best,
+              lambda_given = object$lambda_given, criterion = object$criterion,
+              df = object$df[i], rss = rss,
               gcv = if (is.matrix(object$gcv)) object$gcv[i, ] else object$gcv[i],
               sigma = sqrt(rss / max(object$n - object$df[i], 1)),
               r.squared = 1 - rss / object$tss,
               residuals = object$residuals, has_intercept = object$has_intercept,
+              standardize = object$standardize, weighted = object$weighted,
+              has_offset = object$has_offset,
+              lengthscale_search = object$lengthscale_search,
               path = data.frame(lambda = object$lambda, df = object$df,
                                 gcv = if (is.matrix(object$gcv)) rowSums(object$gcv) else object$gcv))
   class(out) <- "summary.rff_ridge"
@@ -122,20 +202,36 @@ summary.rff_ridge <- function(object, ...) {
 #' @export
 print.summary.rff_ridge <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   cat_fit_header("Random-feature ridge regression", x$call, x$map)
+  cat_model_lines(x, digits)
   if (!is.null(x$residuals)) {
     cat("\nResiduals:\n")
     r <- as.matrix(x$residuals)
     qs <- t(apply(r, 2L, stats::quantile, names = FALSE))
-    dimnames(qs) <- list(if (ncol(r) > 1L) colnames(r) else "", c("Min", "1Q", "Median", "3Q", "Max"))
-    print(qs, digits = digits)
+    dimnames(qs) <- list(if (ncol(r) > 1L) colnames(r) else rep("", nrow(qs)),
+                         c("Min", "1Q", "Median", "3Q", "Max"))
+    print(signif(qs, digits), digits = digits)
   }
-  cat(sprintf("\nn = %s, lambda_best = %s (by GCV, %d values), effective df = %s%s\n",
-              format(x$n, big.mark = ","), format(x$lambda_best, digits = digits),
-              nrow(x$path), format(x$df, digits = digits),
+  if (!is.null(x$lengthscale_search)) {
+    s <- x$lengthscale_search
+    cat(sprintf("\nLengthscale (auto: %s over multiples of the median heuristic %s%s):\n",
+                s$criterion, fmt(s$median, digits),
+                if (s$rows < x$n) sprintf(", scored on %s rows", format(s$rows, big.mark = ","))
+                else ""))
+    tab <- s$table
+    tab$chosen <- ifelse(seq_len(nrow(tab)) == s$best, "*", "")
+    tab[] <- lapply(tab, function(v) if (is.numeric(v)) fmt(v, digits) else v)
+    print(tab, row.names = FALSE, right = TRUE)
+  }
+  cat(sprintf("\nn = %s%s; %s; effective df = %s%s\n",
+              format(x$n, big.mark = ","), if (isTRUE(x$weighted)) " (weighted)" else "",
+              lambda_line(x, digits), fmt(x$df, digits),
               if (x$has_intercept) " (with intercept)" else ""))
-  tab <- rbind(`Residual SE` = x$sigma, `R-squared` = x$r.squared, GCV = x$gcv)
-  colnames(tab) <- if (length(x$rss) > 1L) names(x$rss) else ""
-  print(tab, digits = digits)
+  resp <- if (length(x$rss) > 1L) names(x$rss) else NULL
+  for (k in seq_along(x$rss)) {
+    cat(sprintf("%sResidual standard error: %s, R-squared: %s, GCV: %s\n",
+                if (is.null(resp)) "" else paste0(resp[k], ": "),
+                fmt(x$sigma[k], digits), fmt(x$r.squared[k], digits), fmt(x$gcv[k], digits)))
+  }
   invisible(x)
 }
 

@@ -12,6 +12,32 @@
 #' beta = (Zc'Zc + n lambda I)^-1 Zc'yc and intercept = mean(y) -
 #' mean(z)'beta.
 #'
+#' **Defaults chosen from the data** (the map arguments in `...` and
+#' `standardize`), so that a first fit needs no tuning:
+#' \describe{
+#'   \item{`standardize = TRUE`}{The kernel sees centred columns of unit
+#'     variance (weighted, with `weights`): x is replaced by
+#'     (x - center) / scale, stored in the fit as `standardize` and applied
+#'     by [predict()]. A constant column is centred to zero (scale 1), with a
+#'     message. A given `map` then acts on the standardized columns.}
+#'   \item{`lengthscale = "auto"`}{The median heuristic l0
+#'     ([rff_median_lengthscale()] of the standardized inputs) times
+#'     0.5, 0.71, 1, 1.41, 2, 2.83 and 4 are compared, each fitted over the
+#'     whole lambda path. All candidates rescale the same random draws
+#'     (common random numbers), so they differ by the lengthscale only. The
+#'     candidate whose path reaches the smallest criterion (below) wins;
+#'     the candidates and their scores are kept in `lengthscale_search` and
+#'     printed. On more than 10,000 rows the candidates are scored on a
+#'     random subsample of max(10,000, n / 7) rows and the winner is then
+#'     fitted on all rows, so the search costs about as much as the final
+#'     fit. `"median"` uses l0 itself; a number or one number per column is
+#'     used as given (in standardized units when `standardize = TRUE`).}
+#'   \item{`D = NULL`}{sqrt(n) log(n) features (Rudi and Rosasco, 2017),
+#'     at least 1000, at most 2000 and at most sqrt(2e12 / n) (so that the
+#'     n D^2 work of Z'Z stays below 2e12 flops, minutes with the reference
+#'     BLAS), rounded to an even number.}
+#' }
+#'
 #' **Lambda.** A single `lambda` is solved by a Cholesky factorization
 #' (LAPACK `dpotrf`/`dpotrs`). Several values, or `lambda = NULL`, use one
 #' symmetric eigendecomposition Z'Z = V diag(s) V' (LAPACK `dsyevr`), after
@@ -19,13 +45,32 @@
 #' With `lambda = NULL` the path has `nlambda` log-spaced values from
 #' lambda_max = trace(Zc'Zc) / n, at which fewer than one degree of freedom
 #' is used, down to `lambda_min_ratio * lambda_max`, in decreasing order.
+#' The fit keeps the normal equations (D x D), so [predict()] can solve at
+#' any other lambda exactly.
 #'
-#' **Degrees of freedom and GCV.** `df` is the trace of the hat matrix,
+#' **Choosing lambda: LOO or GCV.** `df` is the trace of the hat matrix,
 #' sum(s / (s + n lambda)), plus 1 for the intercept;
 #' GCV = n RSS / (n - df)^2 (infinite when df >= n), where the residual sum
-#' of squares RSS is computed from the statistics. `lambda_best` minimizes
-#' GCV (for several responses, the GCV summed over responses: one lambda is
-#' chosen for all).
+#' of squares RSS is computed from the statistics. With
+#' `criterion = "loo"` (the default for fits from data) `lambda_best`
+#' minimizes the exact leave-one-out error mean((r_i / (1 - h_ii))^2) of
+#' ridge on the features, computed for the whole path in one more streamed
+#' pass (h_ii from the eigendecomposition; on a random subsample of 5,000
+#' rows when n is larger). GCV replaces every leverage h_ii by their mean,
+#' and on data with outlying inputs it picks far too small a lambda: on
+#' `MASS::Boston` its choice had twice the test error of the LOO choice.
+#' `criterion = "gcv"` (and every fit from [rff_stats()], which has no rows
+#' to leave out) minimizes GCV. For several responses the criterion is
+#' summed over responses: one lambda is chosen for all.
+#'
+#' **Weights and offsets.** With `weights` w_i (non-negative) the fit
+#' minimizes sum w_i (y_i - f(x_i))^2 + W lambda |beta|^2, W = sum w_i, so
+#' weights act through their proportions only, as in glmnet; the weighted
+#' statistics are accumulated in C. RSS and the criteria are weighted
+#' (GCV = n^2 RSS / (W (n - df)^2)). An `offset` is subtracted from the
+#' response before fitting and added to fitted values and predictions
+#' (`newoffset` in [predict()]; a formula's `offset()` terms and `offset`
+#' argument are evaluated in `newdata`).
 #'
 #' **Fitted values.** When the fit is made from data, a second streaming
 #' pass computes the fitted values at `lambda_best` (O(n D) time, no n x D
@@ -33,20 +78,39 @@
 #' the result (O(n) memory, like [stats::lm()]). Fits from [rff_stats()]
 #' objects have none.
 #'
-#' The formula method handles `data`, `subset` and `na.action` as
-#' [stats::lm()] does; factors are expanded by [stats::model.matrix()]
-#' (dummy columns enter the kernel like numeric inputs) and the intercept is
-#' taken from the formula (`y ~ . - 1` has none).
+#' **Response.** A factor, logical or character response is an `rff_error`:
+#' ridge regression is not a classifier; use the classification function
+#' `rff_glm()` (coming in the classification release), or give a numeric
+#' coding explicitly to fit it by least squares.
+#'
+#' **Speed.** Z'Z is computed by the BLAS. When it takes more than 10
+#' seconds on R's reference BLAS, a message (once per session) points to
+#' the README's section on OpenBLAS; `options(rff.blas_hint = FALSE)`
+#' silences it.
+#'
+#' The formula method handles `data`, `subset`, `weights`, `na.action` and
+#' `offset` as [stats::lm()] does; factors are expanded by
+#' [stats::model.matrix()] (dummy columns are standardized and enter the
+#' kernel like numeric inputs) and the intercept is taken from the formula
+#' (`y ~ . - 1` has none).
 #'
 #' @param x A numeric matrix, numeric data frame or vector; for
 #'   `rff_ridge.rff_stats()`, statistics from [rff_stats()].
 #' @param y The response: a numeric vector with one value per row of `x`, or
 #'   a matrix with one column per response.
 #' @param formula A model formula, as for [stats::lm()]; `cbind(y1, y2) ~ .`
-#'   fits several responses.
+#'   fits several responses; `offset()` terms are used.
 #' @param data,subset,na.action As for [stats::lm()].
+#' @param weights Optional non-negative observation weights, one per row
+#'   (for the formula method, evaluated in `data` as by [stats::lm()]).
+#' @param offset Optional offset, one number per row (or an n x q matrix),
+#'   subtracted from the response before fitting.
+#' @param standardize Centre and scale the input columns before the kernel
+#'   sees them (see Details).
+#' @param criterion How `lambda_best` is chosen from several values:
+#'   `"loo"` (exact leave-one-out cross-validation, default) or `"gcv"`.
 #' @param lambda `NULL` (a data-driven path of `nlambda` values, best by
-#'   GCV), one non-negative number (Cholesky solve), or several (one
+#'   `criterion`), one non-negative number (Cholesky solve), or several (one
 #'   eigendecomposition for all).
 #' @param map An `"rff_map"` from [rff_map()]; when `NULL`, a map is drawn
 #'   from the arguments of [rff_map()] given in `...`.
@@ -66,17 +130,28 @@
 #' @param progress Show a text progress bar when more than one block is
 #'   streamed.
 #' @param ... For the default and formula methods: arguments of [rff_map()]
-#'   that draw the map when `map` is `NULL` (`D = 500`, `kernel`,
-#'   `lengthscale`, `nu`, `variant`, `sampler`); the formula method passes
-#'   the other arguments of the default method too.
+#'   that draw the map when `map` is `NULL`: `D` (default from the data,
+#'   see Details), `kernel`, `lengthscale` (default `"auto"`; also
+#'   `"median"`, a number or one per column), `nu`, `order`, `variant`,
+#'   `sampler`; the formula method passes the other arguments of the
+#'   default method too.
 #' @return An object of class `"rff_ridge"`, a list with
 #'   \item{coefficients}{D x L matrix, one column per lambda (for q > 1
 #'     responses, a D x q x L array).}
 #'   \item{intercept}{Length-L vector (q x L matrix), zero without intercept.}
-#'   \item{lambda, df, rss, gcv}{The lambda values and, for each, the
-#'     degrees of freedom, the residual sum of squares and GCV (L x q
-#'     matrices for `rss` and `gcv` when q > 1).}
-#'   \item{lambda_best, best}{The lambda with the smallest GCV, and its index.}
+#'   \item{lambda, df, rss, gcv, loo}{The lambda values and, for each, the
+#'     degrees of freedom, the residual sum of squares, GCV and the LOO mean
+#'     squared error (L x q matrices for `rss`, `gcv` and `loo` when q > 1;
+#'     `loo` is `NULL` when not computed).}
+#'   \item{lambda_best, best, criterion}{The lambda with the smallest
+#'     criterion, its index, and the criterion (`"LOO"` or `"GCV"`).}
+#'   \item{standardize}{`NULL`, or the `center` and `scale` of the columns.}
+#'   \item{lengthscale_search}{For `lengthscale = "auto"`: the candidates
+#'     (`table`: lengthscale, multiple of the median heuristic, best lambda
+#'     and criterion), the index of the chosen one (`best`), the median
+#'     heuristic and the number of rows scored.}
+#'   \item{normal}{The normal equations (A, b, ...), for exact predictions
+#'     at any lambda.}
 #'   \item{tss}{Total sum of squares of y (about its mean with intercept).}
 #'   \item{fitted.values, residuals}{At `lambda_best`; `NULL` for fits from
 #'     statistics.}
@@ -97,16 +172,16 @@
 #' set.seed(1)
 #' x <- matrix(runif(1000), 500, 2)
 #' y <- sin(4 * x[, 1]) + cos(3 * x[, 2]) + rnorm(500, sd = 0.1)
-#' fit <- rff_ridge(x, y, D = 200, lengthscale = 0.5)
+#' fit <- rff_ridge(x, y, D = 200)    # standardized, lengthscale "auto"
 #' fit
 #' plot(fit)
-#' predict(fit, x[1:3, ])
-#' # one lambda, Cholesky solve
+#' predict(fit, x[1:3, ], interval = "prediction")
+#' # one lambda, Cholesky solve, on the same map
 #' fit1 <- rff_ridge(x, y, lambda = fit$lambda_best, map = fit$map)
 #' all.equal(coef(fit1), coef(fit))
-#' # formula interface
-#' d <- data.frame(y = y, u = x[, 1], v = x[, 2])
-#' summary(rff_ridge(y ~ u + v, data = d, D = 200, lengthscale = 0.5))
+#' # formula interface, with a factor
+#' d <- data.frame(y = y, u = x[, 1], v = x[, 2], g = factor(x[, 1] > 0.5))
+#' summary(rff_ridge(y ~ u + v + g, data = d, D = 200))
 #' @importFrom stats coef fitted nobs predict residuals
 #' @importFrom graphics plot
 #' @export
@@ -115,35 +190,65 @@ rff_ridge <- function(x, ...) UseMethod("rff_ridge")
 #' @rdname rff_ridge
 #' @export
 rff_ridge.default <- function(x, y, lambda = NULL, map = NULL, intercept = TRUE,
+                              standardize = TRUE, weights = NULL, offset = NULL,
                               nlambda = 50, lambda_min_ratio = 1e-6,
+                              criterion = c("loo", "gcv"),
                               chunk_size = NULL, threads = NULL,
                               progress = interactive(), ...) {
   cl <- fit_call(match.call(), "rff_ridge")
   check_required(c("x", "y"))
   a <- check_fit_args(x, y, lambda, intercept, nlambda, lambda_min_ratio,
                       threads, progress)
-  map_given <- !is.null(map)
-  map <- fit_map(ncol(a$x), map, ..., x = a$x)
+  criterion <- if (identical(criterion, c("loo", "gcv"))) "loo" else
+    check_string(criterion, "criterion", c("loo", "gcv"))
+  m <- model_setup(a, standardize, weights, offset, map, list(...), "rff_ridge")
   # Z'Z, its factor or eigenvectors, and the solve's workspace
-  check_stats_memory(map$D, 4, map_given)
-  chunk_size <- check_chunk_size(chunk_size, map$D)
-  stats <- accumulate_stats(a$x, a$y, map, a$intercept, chunk_size, a$threads,
-                            a$progress)
-  fit <- ridge_from_stats(stats, a$path)
-  fit <- add_fitted(fit, a$x, a$y, chunk_size, a$threads)
+  check_stats_memory(m$map$D, 4, !is.null(map))
+  chunk_size <- check_chunk_size(chunk_size, m$map$D)
+  search <- NULL
+  fit_rows <- function(map, rows) {
+    x <- m$x[rows, , drop = FALSE]
+    y <- m$y[rows, , drop = FALSE]
+    w <- if (is.null(m$weights)) NULL else m$weights[rows]
+    stats <- accumulate_stats(x, y, map, a$intercept, chunk_size, a$threads, a$progress, w)
+    # fewer rows than features: the path's eigenproblem is solved on n x n
+    features <- if (nrow(x) <= map$D && length(a$path$lambda) != 1L) {
+      list(Z = .Call(C_rff_features, x, map, a$threads), w = w)
+    }
+    loo <- NULL
+    if (criterion == "loo") {
+      i <- loo_rows(length(rows))
+      loo <- list(x = x[i, , drop = FALSE], y = y[i, , drop = FALSE],
+                  weights = if (is.null(w)) NULL else w[i],
+                  chunk_size = chunk_size, threads = a$threads)
+    }
+    ridge_from_stats(stats, a$path, loo, features)
+  }
+  n <- nrow(m$x)
+  if (is.null(m$candidates)) {
+    fit <- fit_rows(m$map, seq_len(n))
+  } else {
+    search <- select_lengthscale(m, fit_rows)
+    fit <- search$fit
+    if (is.null(fit)) fit <- fit_rows(rescale_map(m$map, m$candidates[[search$best]]), seq_len(n))
+    search$fit <- NULL
+  }
+  fit <- add_fitted(fit, m$x, m$y, chunk_size, a$threads, m$offset)
+  fit <- add_model_info(fit, m, search)
   fit$call <- cl
   fit
 }
 
 #' @rdname rff_ridge
 #' @export
-rff_ridge.formula <- function(formula, data, subset, na.action, ...) {
+rff_ridge.formula <- function(formula, data, subset, weights, na.action, offset, ...) {
   cl <- fit_call(match.call(), "rff_ridge")
   if ("intercept" %in% names(list(...))) {
     rff_abort("intercept", "with a formula the intercept is set by the formula (`y ~ x - 1` has none); do not give `intercept`")
   }
   frame <- formula_frame(match.call(expand.dots = FALSE), parent.frame())
-  fit <- rff_ridge.default(frame$x, frame$y, intercept = frame$intercept, ...)
+  fit <- rff_ridge.default(frame$x, frame$y, intercept = frame$intercept,
+                           weights = frame$weights, offset = frame$offset, ...)
   fit$call <- cl
   for (f in names(frame$model)) fit[[f]] <- frame$model[[f]]
   fit
@@ -165,28 +270,95 @@ rff_ridge.rff_stats <- function(x, lambda = NULL, nlambda = 50,
   fit
 }
 
+# lengthscale = "auto" in rff_ridge(): every candidate rescales the same
+# base draws (common random numbers) and is fitted over the lambda path by
+# `fit_rows(map, rows)`; the one whose path reaches the smallest criterion
+# (LOO or GCV) wins. On more than 10,000 rows the candidates are scored on a
+# random subsample (auto_rows()) and the winner is refitted on all rows;
+# otherwise its fit is returned as `fit`.
+select_lengthscale <- function(m, fit_rows) {
+  n <- nrow(m$x)
+  k <- length(m$candidates)
+  nsub <- auto_rows(n, k)
+  sub <- if (nsub < n) sort(sample.int(n, nsub)) else seq_len(n)
+  if (!is.null(m$weights) && !any(m$weights[sub] > 0)) sub <- seq_len(n)
+  score <- lambda_best <- numeric(k)
+  best_fit <- NULL
+  crit <- NULL
+  for (i in seq_len(k)) {
+    f <- fit_rows(rescale_map(m$map, m$candidates[[i]]), sub)
+    crit <- f$criterion
+    g <- if (crit == "LOO") f$loo else f$gcv
+    g <- if (is.matrix(g)) rowSums(g) else g
+    score[i] <- g[f$best]
+    lambda_best[i] <- f$lambda_best
+    if (length(sub) == n && score[i] <= min(score[seq_len(i)])) best_fit <- f
+  }
+  best <- which.min(score)
+  table <- data.frame(lengthscale = vapply(m$candidates, `[`, 0, 1L),
+                      multiple = auto_multipliers[seq_len(k)], lambda = lambda_best,
+                      score = score)
+  names(table)[4L] <- tolower(crit)
+  list(best = best, rows = length(sub), median = m$median, criterion = crit,
+       table = table, fit = if (length(sub) == n) best_fit else NULL)
+}
+
+# The modelling settings a fit from data keeps for predict() and print():
+# the standardization, whether there was an offset, the weights' total,
+# and the lengthscale search of "auto".
+add_model_info <- function(fit, m, search) {
+  fit$standardize <- m$std
+  fit$has_offset <- !is.null(m$offset)
+  fit$weighted <- !is.null(m$weights)
+  fit$lengthscale_search <- search
+  fit
+}
+
 # An "rff_ridge" fit from statistics: the path solved at the lambda values
-# of `path` (from check_path()), the best by GCV.
-ridge_from_stats <- function(stats, path) {
+# of `path` (from check_path()), the best by GCV, or, when `loo` gives rows
+# (x, y, weights, chunk_size, threads) and the path has several values, by
+# leave-one-out cross-validation on those rows. `features` (Z and the
+# weights of all rows), when given, solve the path's eigenproblem on n x n
+# (thin_eigen()). The normal equations are kept, so that predict() can
+# solve at any other lambda exactly.
+ridge_from_stats <- function(stats, path, loo = NULL, features = NULL) {
   sys <- normal_equations(stats)
-  p <- solve_path(sys, lambda_values(path, sys$A, sys$n))
+  lambda <- lambda_values(path, sys$A, sys$w)
+  eig <- if (!is.null(features) && length(lambda) > 1L) {
+    thin_eigen(features$Z, sys$zbar, features$w)
+  }
+  p <- solve_path(sys, lambda, eig)
   n <- stats$n
-  sel <- gcv_select(p$rss, p$df, n)
+  sel <- gcv_select(p$rss, p$df, n, sys$w)
   gcv <- sel$gcv
   best <- sel$best
+  criterion <- "GCV"
+  loo_mse <- NULL
+  if (!is.null(loo) && length(p$lambda) > 1L) {
+    loo_mse <- loo_path(sys, p, stats$map, loo$x, loo$y, loo$weights, loo$chunk_size,
+                        loo$threads)
+    best <- which.min(rowSums(loo_mse))
+    if (length(best) == 0L) best <- 1L
+    criterion <- "LOO"
+  }
   q <- dim(p$beta)[2L]
   resp <- stats$response
   fit <- list(coefficients = p$beta, intercept = p$intercept, lambda = p$lambda,
               df = p$df, rss = p$rss, gcv = gcv, lambda_best = p$lambda[best],
               best = best, tss = sys$yy, map = stats$map, n = n,
               has_intercept = stats$intercept, method = p$method,
-              response = resp, fitted.values = NULL, residuals = NULL)
+              lambda_given = !is.null(path$lambda), criterion = criterion,
+              loo = loo_mse, loo_rows = if (is.null(loo_mse)) NULL else nrow(loo$x),
+              response = resp, fitted.values = NULL, residuals = NULL,
+              normal = sys)
   if (q == 1L) {
     fit$coefficients <- matrix(p$beta, nrow = dim(p$beta)[1L])
     fit$intercept <- drop(p$intercept)
     fit$rss <- drop(p$rss)
     fit$gcv <- drop(gcv)
+    if (!is.null(loo_mse)) fit$loo <- drop(loo_mse)
   } else {
+    if (!is.null(loo_mse)) dimnames(fit$loo) <- list(NULL, resp)
     dimnames(fit$coefficients) <- list(NULL, resp, NULL)
     dimnames(fit$intercept) <- list(resp, NULL)
     dimnames(fit$rss) <- dimnames(fit$gcv) <- list(NULL, resp)

@@ -33,10 +33,16 @@
 #'   it.
 #' @param progress Show a text progress bar ([utils::txtProgressBar()]) when
 #'   more than one block is streamed.
+#' @param weights Optional non-negative row weights: the statistics become
+#'   Z'WZ, Z'Wy, the weighted sums of Z, y and y^2, and the total weight
+#'   (`wsum`), accumulated in C; [rff_ridge()] on them minimizes
+#'   sum w_i (y_i - f(x_i))^2 + sum(w) lambda |beta|^2. Rows of weight zero
+#'   do not count in `n`.
 #' @return An object of class `"rff_stats"`: a list with `ZtZ` (D x D),
 #'   `Zty` (D x q), `zsum` (length D), `ysum`, `yty` and `yshift` (length q:
-#'   sums and sums of squares of y - yshift), `n`, `map`, `intercept` and
-#'   `response` (the response names, or `NULL`).
+#'   sums and sums of squares of y - yshift), `n`, `wsum` (the total
+#'   weight; `n` without weights), `map`, `intercept` and `response` (the
+#'   response names, or `NULL`).
 #' @seealso [rff_ridge()] to fit from statistics.
 #' @examples
 #' set.seed(1)
@@ -63,7 +69,7 @@
 #' }
 #' @export
 rff_stats <- function(x, y, map, intercept = TRUE, chunk_size = NULL,
-                      threads = NULL, progress = FALSE) {
+                      threads = NULL, progress = FALSE, weights = NULL) {
   check_required(c("x", "y", "map"))
   x <- check_x(x)
   y <- check_y(y, nrow(x))
@@ -74,12 +80,14 @@ rff_stats <- function(x, y, map, intercept = TRUE, chunk_size = NULL,
   chunk_size <- check_chunk_size(chunk_size, map$D)
   threads <- check_threads(threads)
   progress <- check_flag(progress, "progress")
-  accumulate_stats(x, y, map, intercept, chunk_size, threads, progress)
+  weights <- check_weights(weights, nrow(x))
+  accumulate_stats(x, y, map, intercept, chunk_size, threads, progress, weights)
 }
 
-new_stats <- function(ZtZ, Zty, zsum, ysum, yty, yshift, n, map, intercept, response) {
+new_stats <- function(ZtZ, Zty, zsum, ysum, yty, yshift, n, map, intercept, response,
+                      wsum = n) {
   structure(list(ZtZ = ZtZ, Zty = Zty, zsum = zsum, ysum = ysum, yty = yty,
-                 yshift = yshift, n = n, map = map, intercept = intercept,
+                 yshift = yshift, n = n, wsum = wsum, map = map, intercept = intercept,
                  response = response),
             class = "rff_stats")
 }
@@ -87,8 +95,9 @@ new_stats <- function(ZtZ, Zty, zsum, ysum, yty, yshift, n, map, intercept, resp
 # The same statistics with the responses shifted by `to` instead of yshift.
 shift_stats <- function(s, to) {
   delta <- s$yshift - to
-  s$yty <- s$yty + 2 * delta * s$ysum + s$n * delta^2
-  s$ysum <- s$ysum + s$n * delta
+  w <- stats_wsum(s)
+  s$yty <- s$yty + 2 * delta * s$ysum + w * delta^2
+  s$ysum <- s$ysum + w * delta
   s$Zty <- s$Zty + outer(s$zsum, delta)
   s$yshift <- to
   s
@@ -130,15 +139,17 @@ combine_stats <- function(parts, arg = "...", sign = NULL) {
       rff_abort(arg, "statistics with and without `intercept` cannot be combined")
     }
   }
-  ns <- vapply(parts, function(p) p$n, numeric(1))
-  n <- sum(sign * ns)
-  to <- if (n > 0) {
+  ws <- vapply(parts, stats_wsum, numeric(1))
+  w <- sum(sign * ws)
+  to <- if (w > 0) {
     colSums(do.call(rbind, lapply(seq_along(parts), function(i)
-      sign[i] * parts[[i]]$n * parts[[i]]$yshift))) / n
+      sign[i] * ws[i] * parts[[i]]$yshift))) / w
   } else ref$yshift
   out <- shift_stats(ref, to)
   out$n <- 0
-  fields <- c("ZtZ", "Zty", "zsum", "ysum", "yty", "n")
+  out$wsum <- stats_wsum(out)
+  for (i in seq_along(parts)) parts[[i]]$wsum <- ws[i]
+  fields <- c("ZtZ", "Zty", "zsum", "ysum", "yty", "n", "wsum")
   for (f in fields) out[[f]] <- 0 * out[[f]]
   for (i in seq_along(parts)) {
     p <- shift_stats(parts[[i]], to)

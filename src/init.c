@@ -10,7 +10,7 @@ static const R_CallMethodDef CallEntries[] = {
     CALLDEF(rff_kernel_spec, 3),
     CALLDEF(rff_halton, 3),
     CALLDEF(rff_kernel_error, 8),
-    CALLDEF(rff_ridge_stats, 7),
+    CALLDEF(rff_ridge_stats, 8),
     CALLDEF(rff_ridge_predict, 5),
     CALLDEF(rff_ridge_chol, 3),
     CALLDEF(rff_ridge_eigen, 1),

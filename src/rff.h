@@ -262,8 +262,8 @@ SEXP rff_kernel_spec(SEXP x, SEXP y, SEXP spec);
 SEXP rff_halton(SEXP n, SEXP s, SEXP randomize);
 SEXP rff_kernel_error(SEXP x, SEXP y, SEXP K, SEXP source, SEXP reps,
                       SEXP keep, SEXP spectral, SEXP threads);
-SEXP rff_ridge_stats(SEXP x, SEXP y, SEXP yshift, SEXP map, SEXP rows,
-                     SEXP chunk_size, SEXP threads);
+SEXP rff_ridge_stats(SEXP x, SEXP y, SEXP yshift, SEXP weights, SEXP map,
+                     SEXP rows, SEXP chunk_size, SEXP threads);
 SEXP rff_ridge_predict(SEXP x, SEXP map, SEXP beta, SEXP chunk_size,
                        SEXP threads);
 SEXP rff_ridge_chol(SEXP A, SEXP B, SEXP nl);

@@ -3,6 +3,7 @@
    matrix; and the two solves, Cholesky for one lambda and a symmetric
    eigendecomposition (dsyevr) for a whole lambda path. */
 #include "rff.h"
+#include <float.h>
 
 /* Columns of Z'Z per BLAS call in the blocked rank-k update: a fixed
    partition, so results do not depend on the number of threads. */
@@ -56,10 +57,13 @@ static int chunk_rows(SEXP chunk_size, int D, R_xlen_t rows)
 }
 
 /* Statistics of rows [from, to) of x (n x d) and y (n x q), y shifted by
-   yshift: Z'Z (upper triangle, then symmetrized), Z'(y - shift), colSums(Z),
-   colSums(y - shift), colSums((y - shift)^2). */
-SEXP rff_ridge_stats(SEXP x, SEXP y, SEXP yshift, SEXP map, SEXP rows,
-                     SEXP chunk_size, SEXP threads_)
+   yshift, each row weighted by weights[i] (R_NilValue: all 1): Z'WZ (upper
+   triangle, then symmetrized), Z'W(y - shift), colSums(WZ),
+   colSums(W(y - shift)), colSums(W(y - shift)^2) and the sum of the
+   weights. Weighted rows enter the BLAS updates as sqrt(w_i) z_i and
+   sqrt(w_i) (y_i - shift). */
+SEXP rff_ridge_stats(SEXP x, SEXP y, SEXP yshift, SEXP weights, SEXP map,
+                     SEXP rows, SEXP chunk_size, SEXP threads_)
 {
     rff_fmap fm;
     rff_fmap_from_list(map, &fm);
@@ -72,6 +76,15 @@ SEXP rff_ridge_stats(SEXP x, SEXP y, SEXP yshift, SEXP map, SEXP rows,
     if (Rf_nrows(y) != n) Rf_error("`y` must have %d rows", n);
     if (!Rf_isReal(yshift) || XLENGTH(yshift) != q)
         Rf_error("`yshift` must be %d numbers", q);
+    const double *pw = NULL;
+    if (weights != R_NilValue) {
+        if (!Rf_isReal(weights) || XLENGTH(weights) != n)
+            Rf_error("`weights` must be NULL or %d numbers", n);
+        pw = REAL(weights);
+        for (R_xlen_t i = 0; i < n; i++)
+            if (!(pw[i] >= 0 && pw[i] <= DBL_MAX))
+                Rf_error("`weights` must be non-negative and finite");
+    }
     if (!Rf_isReal(rows) || XLENGTH(rows) != 2)
         Rf_error("`rows` must be two numbers");
     double from_d = REAL(rows)[0], to_d = REAL(rows)[1];
@@ -87,7 +100,7 @@ SEXP rff_ridge_stats(SEXP x, SEXP y, SEXP yshift, SEXP map, SEXP rows,
     SEXP ysum = PROTECT(Rf_allocVector(REALSXP, q)); nprotect++;
     SEXP yty = PROTECT(Rf_allocVector(REALSXP, q)); nprotect++;
     double *pztz = REAL(ztz), *pzty = REAL(zty), *pzs = REAL(zsum),
-           *pys = REAL(ysum), *pyy = REAL(yty);
+           *pys = REAL(ysum), *pyy = REAL(yty), wsum = 0;
     memset(pztz, 0, sizeof(double) * (size_t) D * D);
     memset(pzty, 0, sizeof(double) * (size_t) D * q);
     memset(pzs, 0, sizeof(double) * D);
@@ -96,19 +109,33 @@ SEXP rff_ridge_stats(SEXP x, SEXP y, SEXP yshift, SEXP map, SEXP rows,
 
     double *z = (double *) R_alloc((size_t) cs * D, sizeof(double));
     double *yb = (double *) R_alloc((size_t) cs * q, sizeof(double));
+    double *sw = pw ? (double *) R_alloc((size_t) cs, sizeof(double)) : NULL;
     const double *px = REAL(x), *py = REAL(y), *shift = REAL(yshift);
     const double one = 1.0;
     for (int r0 = from; r0 < to; r0 += cs) {
         int nr = to - r0 < cs ? to - r0 : cs;
         rff_featurize(&fm, px + r0, n, nr, z, cs, threads);
+        if (sw) {
+            for (int i = 0; i < nr; i++) {
+                sw[i] = sqrt(pw[r0 + i]);
+                wsum += pw[r0 + i];
+            }
+            for (int j = 0; j < D; j++) {
+                double *zj = z + (R_xlen_t) j * cs;
+                for (int i = 0; i < nr; i++) zj[i] *= sw[i];
+            }
+        } else {
+            wsum += nr;
+        }
         syrk_blocks(z, cs, nr, D, pztz, threads);
         for (int k = 0; k < q; k++) {
             const double *yk = py + (R_xlen_t) k * n + r0;
             double *bk = yb + (R_xlen_t) k * cs, s = 0, ss = 0;
             for (int i = 0; i < nr; i++) {
                 double v = yk[i] - shift[k];
+                if (sw) v *= sw[i];
                 bk[i] = v;
-                s += v;
+                s += sw ? sw[i] * v : v;
                 ss += v * v;
             }
             pys[k] += s;
@@ -121,7 +148,10 @@ SEXP rff_ridge_stats(SEXP x, SEXP y, SEXP yshift, SEXP map, SEXP rows,
         for (int j = 0; j < D; j++) {
             const double *zj = z + (R_xlen_t) j * cs;
             double s = 0;
-            for (int i = 0; i < nr; i++) s += zj[i];
+            if (sw)
+                for (int i = 0; i < nr; i++) s += sw[i] * zj[i];
+            else
+                for (int i = 0; i < nr; i++) s += zj[i];
             pzs[j] += s;
         }
         rff_check_interrupt();
@@ -130,13 +160,14 @@ SEXP rff_ridge_stats(SEXP x, SEXP y, SEXP yshift, SEXP map, SEXP rows,
         for (int i = j + 1; i < D; i++)
             pztz[i + (R_xlen_t) j * D] = pztz[j + (R_xlen_t) i * D];
 
-    const char *nms[] = {"ZtZ", "Zty", "zsum", "ysum", "yty", ""};
+    const char *nms[] = {"ZtZ", "Zty", "zsum", "ysum", "yty", "wsum", ""};
     SEXP out = PROTECT(Rf_mkNamed(VECSXP, nms)); nprotect++;
     SET_VECTOR_ELT(out, 0, ztz);
     SET_VECTOR_ELT(out, 1, zty);
     SET_VECTOR_ELT(out, 2, zsum);
     SET_VECTOR_ELT(out, 3, ysum);
     SET_VECTOR_ELT(out, 4, yty);
+    SET_VECTOR_ELT(out, 5, Rf_ScalarReal(wsum));
     UNPROTECT(nprotect);
     return out;
 }

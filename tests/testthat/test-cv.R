@@ -31,7 +31,7 @@ test_that("the CV curve equals brute-force cross-validation in base R", {
   foldid <- rep_len(1:4, n)
   set.seed(12)
   cv <- rff_cv(x, y, foldid = foldid, lengthscale = c(0.2, 0.5, 1.5), D = 20,
-               nlambda = 6, progress = FALSE)
+               nlambda = 6, progress = FALSE, standardize = FALSE)
   set.seed(12)
   unit <- rff_map(2, D = 20, lengthscale = 1)   # the base draws
   ref <- ref_cv(x, y, foldid, unit$omega, c(0.2, 0.5, 1.5), cv$lambda)
@@ -43,7 +43,7 @@ test_that("the CV curve equals brute-force cross-validation in base R", {
   m <- unit
   m$omega <- unit$omega / cv$lengthscale_best
   m$lengthscale <- cv$lengthscale_best
-  refit <- rff_ridge(x, y, lambda = cv$lambda_best, map = m, progress = FALSE)
+  refit <- rff_ridge(x, y, lambda = cv$lambda_best, map = m, progress = FALSE, standardize = FALSE)
   expect_equal(cv$fit$coefficients, refit$coefficients, tolerance = 1e-10)
   expect_equal(predict(cv, x[1:4, ]), predict(refit, x[1:4, ]), tolerance = 1e-10)
   expect_equal(fitted(cv), fitted(refit), tolerance = 1e-10)
@@ -112,7 +112,7 @@ test_that("a given map and lambda vector are used as they are", {
   y <- x[, 1]^2 + rnorm(n, sd = 0.1)
   m <- rff_map(1, D = 10, lengthscale = 0.7)
   foldid <- rep_len(1:3, n)
-  cv <- rff_cv(x, y, foldid = foldid, lambda = c(1e-2, 1e-4), map = m, progress = FALSE)
+  cv <- rff_cv(x, y, foldid = foldid, lambda = c(1e-2, 1e-4), map = m, progress = FALSE, standardize = FALSE)
   ref <- ref_cv(x, y, foldid, m$omega * 0.7, 0.7, c(1e-2, 1e-4))
   expect_equal(unname(cv$cvm), ref, tolerance = 1e-8)
   expect_identical(cv$fit$map, m)
@@ -138,5 +138,80 @@ test_that("bad input to rff_cv gets an rff_error", {
   expect_error(rff_cv(x, y, lengthscale = c(1, -1), D = 4), "`lengthscale`", class = "rff_error")
   expect_error(rff_cv(x, y[-1], D = 4), "`y`", class = "rff_error")
   expect_error(rff_cv(x, y, lambda = -1, D = 4), "`lambda`", class = "rff_error")
-  expect_error(rff_cv(x, y, map = rff_map(2, D = 4), D = 4), "`map`", class = "rff_error")
+  expect_error(rff_cv(x, y, map = rff_map(2, D = 4), D = 4, standardize = FALSE), "`map`", class = "rff_error")
+})
+
+test_that("lambda_1se, predictions at \"min\", \"1se\" and any lambda, coef, summary", {
+  set.seed(14)
+  n <- 100
+  x <- matrix(runif(n * 2), n, 2)
+  y <- sin(4 * x[, 1]) + x[, 2] + rnorm(n, sd = 0.2)
+  cv <- rff_cv(x, y, folds = 5, lengthscale = c(0.3, 1), D = 20, nlambda = 12,
+               progress = FALSE)
+  j <- cv$best[["lengthscale"]]
+  i <- cv$best[["lambda"]]
+  expect_identical(cv$lambda_min, cv$lambda[i])
+  within <- cv$cvm[, j] <= cv$cvm[i, j] + cv$cvsd[i, j]
+  expect_identical(cv$lambda_1se, max(cv$lambda[within]))
+  expect_gte(cv$lambda_1se, cv$lambda_min)
+  for (l in list("1se", cv$lambda[10], 0.0123)) {
+    value <- if (identical(l, "1se")) cv$lambda_1se else l
+    refit <- rff_ridge(x, y, lambda = value, map = cv$fit$map, progress = FALSE)
+    expect_equal(predict(cv, x[1:4, ], lambda = l), predict(refit, x[1:4, ]), tolerance = 1e-8)
+    expect_equal(coef(cv, lambda = l), coef(refit), tolerance = 1e-8)
+  }
+  expect_equal(predict(cv, x[1:4, ]), predict(cv, x[1:4, ], lambda = "min"))
+  expect_error(predict(cv, x[1:4, ], s = "lambda.1se"), "use `lambda`", class = "rff_error")
+  expect_error(predict(cv, newx = x), "use `newdata`", class = "rff_error")
+  expect_error(predict(cv, x, lambda = "max"), "`lambda`", class = "rff_error")
+  s <- summary(cv)
+  expect_equal(s$table$cvm, unname(apply(cv$cvm, 2, min)))
+  expect_output(print(s), "lambda_1se")
+  expect_output(print(cv), "lambda_1se")
+  expect_error(rff_cv(x, y, Dd = 3, progress = FALSE), "rff_cv\\(\\)", class = "rff_error")
+})
+
+test_that("the formula method with factors equals the default method on the model matrix", {
+  set.seed(15)
+  d <- data.frame(u = rnorm(90), g = factor(sample(c("a", "b", "c"), 90, TRUE)))
+  d$y <- d$u^2 + (d$g == "b") + rnorm(90, sd = 0.2)
+  d$u[4] <- NA
+  set.seed(16)
+  cvf <- rff_cv(y ~ u + g, data = d, folds = 3, D = 20, nlambda = 8, progress = FALSE)
+  X <- model.matrix(~ u + g, d)[, -1]
+  set.seed(16)
+  cvd <- rff_cv(X, d$y[-4], folds = 3, D = 20, nlambda = 8, progress = FALSE)
+  expect_equal(cvf$cvm, cvd$cvm, tolerance = 1e-10)
+  expect_identical(cvf$lambda_1se, cvd$lambda_1se)
+  expect_true(cvf$auto)
+  nd <- d[1:5, ]
+  p <- predict(cvf, nd, lambda = "1se")
+  expect_true(is.na(p[4]))
+  # model.matrix() dropped row 4 (missing u): rows 1, 2, 3, 5 of d are rows 1:4 of X
+  expect_equal(unname(p[-4]), unname(predict(cvd, X[1:4, ], lambda = "1se")), tolerance = 1e-8)
+  expect_length(residuals(cvf), 89)   # na.omit, as lm()
+  pdf(NULL)
+  on.exit(dev.off())
+  expect_invisible(plot(cvf))
+})
+
+test_that("weighted cross-validation equals repeated rows", {
+  set.seed(17)
+  n <- 60
+  x <- matrix(rnorm(n * 2), n, 2)
+  y <- cos(x[, 1]) + rnorm(n, sd = 0.1)
+  w <- rep(1:2, length.out = n)
+  foldid <- rep_len(1:3, n)
+  m <- rff_map(2, D = 12, lengthscale = 1)
+  cw <- rff_cv(x, y, foldid = foldid, lambda = c(0.1, 0.01, 0.001), map = m, weights = w,
+               standardize = FALSE, progress = FALSE)
+  r <- rep(seq_len(n), w)
+  cr <- rff_cv(x[r, ], y[r], foldid = foldid[r], lambda = c(0.1, 0.01, 0.001), map = m,
+               standardize = FALSE, progress = FALSE)
+  expect_equal(cw$cvm, cr$cvm, tolerance = 1e-10)
+  expect_equal(cw$cvsd, cr$cvsd, tolerance = 1e-10)
+  expect_equal(cw$fit$coefficients, cr$fit$coefficients, tolerance = 1e-10)
+  # "median" is accepted
+  cm <- rff_cv(x, y, folds = 3, lengthscale = "median", D = 10, nlambda = 4, progress = FALSE)
+  expect_equal(cm$lengthscale_best, median(dist(scale(x))))
 })

@@ -172,3 +172,23 @@ test_that("huge inputs in some rows leave the other rows of their chunk exact", 
     expect_lt(max(abs(rff_features(x, map = m) - ref_features(x, m))), 1e-12)
   }
 })
+
+test_that("in a model formula the map drawn at fit time is used for predictions", {
+  set.seed(51)
+  d <- data.frame(a = rnorm(50), b = rnorm(50))
+  d$y <- sin(d$a) + d$b^2 + rnorm(50, sd = 0.1)
+  tr <- d[1:40, ]
+  te <- d[41:50, ]
+  fit <- lm(y ~ rff_features(cbind(a, b), D = 20, lengthscale = 1.5), data = tr)
+  p1 <- predict(fit, te)
+  p2 <- predict(fit, te)
+  expect_identical(p1, p2)
+  map <- attr(model.frame(fit)[[2]], "rff_map")
+  Z <- unclass(rff_features(cbind(te$a, te$b), map = map))[, ]
+  expect_equal(unname(p1), unname(drop(cbind(1, Z) %*% coef(fit))), tolerance = 1e-10)
+  # glm too, and a call without names
+  g <- glm(y ~ rff_features(cbind(a, b), 20), data = tr)
+  expect_identical(predict(g, te), predict(g, te))
+  expect_s3_class(rff_features(d[, 1:2], D = 4), "rff_features")
+  expect_output(print(rff_features(d[1:2, 1:2], D = 4)), "rff_features")
+})

@@ -82,7 +82,7 @@ test_that("path arrays are shaped as vectors, matrices or arrays", {
 test_that("predictions are Z beta + intercept at the chosen lambdas", {
   dat <- model_data(n = 60)
   m <- rff_map(2, D = 16, lengthscale = 0.8, variant = "phase")
-  fit <- rff_ridge(dat$x, dat$y, map = m, nlambda = 4, progress = FALSE)
+  fit <- rff_ridge(dat$x, dat$y, map = m, nlambda = 4, progress = FALSE, standardize = FALSE)
   Z <- unclass(rff_features(dat$x, map = m))[, ]
   P <- rff:::predict_rows(fit, dat$x, c(2L, 4L), chunk_size = 7L, threads = 1L)
   for (k in 1:2) {
@@ -133,4 +133,109 @@ test_that("formula frames hold lm()'s model matrix and response", {
 test_that("a fit's call is shown as a call of the generic", {
   cl <- rff:::fit_call(quote(rff_ridge.default(x, y, lambda = 1)), "rff_ridge")
   expect_identical(cl, quote(rff_ridge(x, y, lambda = 1)))
+})
+
+test_that("standardization: (weighted) means and standard deviations, constant columns", {
+  set.seed(21)
+  x <- cbind(a = rnorm(30, 5, 2), b = runif(30), k = 3)
+  expect_message(s <- rff:::standardization(x), "\"k\" is constant")
+  expect_equal(unname(s$center), unname(colMeans(x)))
+  expect_equal(unname(s$scale), c(sd(x[, 1]), sd(x[, 2]), 1))
+  w <- c(rep(2, 10), rep(0.5, 10), rep(0, 10))
+  sw <- suppressMessages(rff:::standardization(x, w))
+  xp <- x[w > 0, ]
+  wp <- w[w > 0]
+  cw <- colSums(xp * wp) / sum(wp)
+  expect_equal(unname(sw$center), unname(cw))
+  # the weighted sd equals sd() for equal weights
+  ref_sd <- sqrt(colSums(wp * (xp - rep(cw, each = 20))^2) / sum(wp) * 20 / 19)
+  expect_equal(unname(sw$scale[1:2]), unname(ref_sd[1:2]))
+  z <- rff:::standardize_rows(x, s)
+  expect_equal(unname(z[, 1:2]), unname(scale(x[, 1:2])), ignore_attr = TRUE)
+  expect_equal(z[, 3], rep(0, 30))
+})
+
+test_that("the default D is sqrt(n) log(n), between 1000 and 2000, within the flop budget", {
+  D <- rff:::default_D
+  expect_identical(D(100), 1000L)
+  n <- 2e4
+  expect_identical(D(n), as.integer(2 * round(sqrt(n) * log(n) / 2)))
+  expect_identical(D(2e5), 2000L)
+  expect_identical(D(1e7), as.integer(2 * round(sqrt(2e12 / 1e7) / 2)))
+  expect_true(all(vapply(c(2, 10, 1e3, 1e6, 1e8), D, 1L) %% 2L == 0L))
+})
+
+test_that("the leave-one-out path equals refits without each row, with and without weights", {
+  set.seed(22)
+  n <- 40
+  x <- matrix(rnorm(n * 2), n, 2)
+  y <- sin(2 * x[, 1]) + rnorm(n, sd = 0.3)
+  m <- rff_map(2, D = 12, lengthscale = 1.3)
+  Z <- unclass(rff_features(x, map = m))[, ]
+  lambda <- c(0.1, 1e-2, 1e-3)
+  for (w in list(NULL, runif(n, 0.2, 3))) {
+    fit <- rff_ridge(x, y, lambda = lambda, map = m, standardize = FALSE, weights = w,
+                     progress = FALSE)
+    expect_identical(fit$criterion, "LOO")
+    ww <- if (is.null(w)) rep(1, n) else w
+    W <- sum(ww)
+    X <- cbind(1, Z)
+    ref <- vapply(lambda, function(l) {
+      P <- diag(c(0, rep(W * l, 12)))   # the penalty of the whole fit, intercept free
+      e <- vapply(seq_len(n), function(i) {
+        b <- solve(crossprod(X[-i, ] * ww[-i], X[-i, ]) + P, crossprod(X[-i, ], ww[-i] * y[-i]))
+        y[i] - sum(X[i, ] * b)
+      }, 0)
+      sum(ww * e^2) / W
+    }, 0)
+    expect_equal(fit$loo, ref, tolerance = 1e-8)
+    expect_identical(fit$best, which.min(ref))
+  }
+})
+
+test_that("the BLAS hint: once per session, reference BLAS only, silenced by an option", {
+  st <- rff:::blas_state
+  on.exit(rm(list = ls(st), envir = st))
+  rm(list = ls(st), envir = st)
+  ref <- "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0"
+  expect_false(rff:::blas_hint(3, ref))
+  expect_false(rff:::blas_hint(30, "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3"))
+  old <- options(rff.blas_hint = FALSE)
+  expect_silent(expect_false(rff:::blas_hint(30, ref)))
+  options(old)
+  expect_message(rff:::blas_hint(30, ref), "Getting the faster BLAS")
+  expect_silent(expect_false(rff:::blas_hint(30, ref)))
+  expect_true(rff:::is_reference_blas("/usr/lib/R/lib/libRblas.so"))
+  expect_false(rff:::is_reference_blas("/opt/intel/mkl/lib/libmkl_rt.so"))
+})
+
+test_that("GP standard errors tend to the exact Gaussian-process posterior as D grows", {
+  set.seed(23)
+  n <- 60
+  x <- matrix(runif(n, -2, 2))
+  y <- sin(2 * x[, 1]) + rnorm(n, sd = 0.2)
+  xnew <- matrix(seq(-2.5, 2.5, length.out = 7))
+  lam <- 1e-3
+  ell <- 0.7
+  # exact: (1 / (n lambda)) (kc(x, x) - kc_x'(Kc + n lambda I)^-1 kc_x) + 1/n, kc centred
+  K <- rff_kernel(x, lengthscale = ell)
+  Kx <- rff_kernel(xnew, x, lengthscale = ell)
+  kxx <- rep(1, nrow(xnew))
+  Kc <- K - rowMeans(K) - rep(colMeans(K), each = n) + mean(K)
+  Kxc <- Kx - rowMeans(Kx) - rep(colMeans(K), each = nrow(xnew)) + mean(K)
+  kxxc <- kxx - 2 * rowMeans(Kx) + mean(K)
+  exact <- (kxxc - rowSums(Kxc %*% solve(Kc + n * lam * diag(n)) * Kxc)) / (n * lam) + 1 / n
+  rel_err <- function(D, reps) {
+    vapply(seq_len(reps), function(r) {
+      fit <- rff_ridge(x, y, lambda = lam, D = D, lengthscale = ell, standardize = FALSE,
+                       progress = FALSE)
+      v <- rff:::gp_variance_factor(fit, xnew, lam)
+      mean(abs(v / exact - 1))
+    }, 0)
+  }
+  small <- rel_err(100, 6)
+  large <- rel_err(1600, 6)
+  # pointwise errors shrink like D^(-1/2): a factor of about sqrt(16) = 4
+  expect_lt(mean(large) + 4 * sd(large) / sqrt(6), mean(small) / 2)
+  expect_lt(mean(large), 0.1)
 })

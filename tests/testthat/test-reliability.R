@@ -19,10 +19,10 @@ test_that("a child forked by mclapply after a threaded call runs single-threaded
   skip_on_os("windows")
   res <- child_ok(paste0(parent_threaded, '
 y <- x[, 1]
-fit <- rff_ridge(x, y, map = m, lambda = 1e-3, threads = 2, progress = FALSE)
+fit <- rff_ridge(x, y, map = m, lambda = 1e-3, threads = 2, progress = FALSE, standardize = FALSE)
 out <- parallel::mclapply(1:2, function(i) {
   list(Z = rff_features(x, map = m, threads = 2),
-       beta = coef(rff_ridge(x, y, map = m, lambda = 1e-3, threads = 2, progress = FALSE)),
+       beta = coef(rff_ridge(x, y, map = m, lambda = 1e-3, threads = 2, progress = FALSE, standardize = FALSE)),
        info = .Call(rff:::C_rff_runtime_info, 0, 2L))
 }, mc.cores = 2)
 stopifnot(identical(out[[1]]$Z, Z), identical(out[[2]]$Z, Z))

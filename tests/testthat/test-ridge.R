@@ -16,7 +16,7 @@ test_that("coefficients equal the base-R ridge solution, with and without interc
     for (icpt in c(FALSE, TRUE)) for (lam in c(1e-4, 0.05)) {
       ref <- ref_ridge(Z, dat$y, lam, icpt)
       fit <- rff_ridge(dat$x, dat$y, lambda = lam, map = m, intercept = icpt,
-                       progress = FALSE)
+                       progress = FALSE, standardize = FALSE)
       expect_equal(drop(fit$coefficients), ref$beta, tolerance = 1e-10)
       expect_equal(fit$intercept, ref$a0, tolerance = 1e-10)
       expect_equal(unname(fitted(fit)), drop(Z %*% ref$beta) + ref$a0, tolerance = 1e-10)
@@ -29,7 +29,8 @@ test_that("a lambda path equals single-lambda fits and brute-force GCV", {
   n <- 150
   m <- rff_map(3, D = 40, lengthscale = 2)
   Z <- unclass(rff_features(dat$x, map = m))[, ]
-  path <- rff_ridge(dat$x, dat$y, map = m, nlambda = 12, progress = FALSE)
+  path <- rff_ridge(dat$x, dat$y, map = m, nlambda = 12, progress = FALSE, standardize = FALSE,
+                    criterion = "gcv")
   expect_equal(path$method, "eigen")
   expect_length(path$lambda, 12)
   expect_true(all(diff(path$lambda) < 0))
@@ -38,7 +39,7 @@ test_that("a lambda path equals single-lambda fits and brute-force GCV", {
   expect_equal(path$lambda[1], sum(Zc^2) / n, tolerance = 1e-12)
   expect_lt(path$df[1], 2)
   for (i in c(1, 6, 12)) {
-    one <- rff_ridge(dat$x, dat$y, lambda = path$lambda[i], map = m, progress = FALSE)
+    one <- rff_ridge(dat$x, dat$y, lambda = path$lambda[i], map = m, progress = FALSE, standardize = FALSE)
     expect_equal(one$method, "cholesky")
     expect_equal(drop(one$coefficients), path$coefficients[, i], tolerance = 1e-8)
     expect_equal(one$intercept, path$intercept[i], tolerance = 1e-8)
@@ -54,7 +55,7 @@ test_that("a lambda path equals single-lambda fits and brute-force GCV", {
   expect_equal(path$lambda_best, path$lambda[which.min(bf["gcv", ])])
   # a user-given vector keeps its order
   lam <- c(0.01, 1e-4, 0.1)
-  fl <- rff_ridge(dat$x, dat$y, lambda = lam, map = m, progress = FALSE)
+  fl <- rff_ridge(dat$x, dat$y, lambda = lam, map = m, progress = FALSE, standardize = FALSE)
   expect_equal(fl$lambda, lam)
   expect_equal(fl$gcv, ref_gcv(Z, dat$y, lam)["gcv", ], tolerance = 1e-8)
 })
@@ -63,24 +64,24 @@ test_that("chunked and threaded streaming equals one block", {
   dat <- make_data(n = 90)
   m <- rff_map(3, D = 20, variant = "phase")
   whole <- rff_ridge(dat$x, dat$y, lambda = 1e-3, map = m, chunk_size = 1000,
-                     progress = FALSE)
+                     progress = FALSE, standardize = FALSE)
   for (cs in c(1, 7, 64, 90)) {
     fit <- rff_ridge(dat$x, dat$y, lambda = 1e-3, map = m, chunk_size = cs,
-                     progress = FALSE)
+                     progress = FALSE, standardize = FALSE)
     expect_equal(fit$coefficients, whole$coefficients, tolerance = 1e-12)
     expect_equal(fit$fitted.values, whole$fitted.values, tolerance = 1e-12)
   }
   big <- make_data(n = 1200)
   m2 <- rff_map(3, D = 300)
   expect_identical(rff_ridge(big$x, big$y, lambda = 0.01, map = m2, threads = 1,
-                             chunk_size = 500, progress = FALSE)$coefficients,
+                             chunk_size = 500, progress = FALSE, standardize = FALSE)$coefficients,
                    rff_ridge(big$x, big$y, lambda = 0.01, map = m2, threads = 2,
-                             chunk_size = 500, progress = FALSE)$coefficients)
+                             chunk_size = 500, progress = FALSE, standardize = FALSE)$coefficients)
   # the progress bar streams the same blocks
   expect_output(pb <- rff_ridge(dat$x, dat$y, lambda = 1e-3, map = m, chunk_size = 7,
-                                progress = TRUE), "100%")
+                                progress = TRUE, standardize = FALSE), "100%")
   expect_equal(pb$coefficients, whole$coefficients, tolerance = 1e-12)
-  expect_silent(rff_ridge(dat$x, dat$y, lambda = 1e-3, map = m, progress = FALSE))
+  expect_silent(rff_ridge(dat$x, dat$y, lambda = 1e-3, map = m, progress = FALSE, standardize = FALSE))
 })
 
 test_that("D > 128 (blocked Z'Z) with a partial last chunk equals base R", {
@@ -197,10 +198,11 @@ test_that("several responses equal separate fits", {
   dat <- make_data(n = 120)
   m <- rff_map(3, D = 24)
   Y <- cbind(a = dat$y, b = dat$x[, 3] * 10 + 100)
-  fit <- rff_ridge(dat$x, Y, map = m, nlambda = 5, progress = FALSE)
+  fit <- rff_ridge(dat$x, Y, map = m, nlambda = 5, progress = FALSE, standardize = FALSE,
+                   criterion = "gcv")
   expect_equal(dim(fit$coefficients), c(24, 2, 5))
   for (j in 1:2) {
-    one <- rff_ridge(dat$x, Y[, j], lambda = fit$lambda, map = m, progress = FALSE)
+    one <- rff_ridge(dat$x, Y[, j], lambda = fit$lambda, map = m, progress = FALSE, standardize = FALSE)
     expect_equal(fit$coefficients[, j, ], one$coefficients, tolerance = 1e-10)
     expect_equal(fit$intercept[j, ], one$intercept, tolerance = 1e-10)
     expect_equal(fit$gcv[, j], one$gcv, tolerance = 1e-10)
@@ -250,9 +252,9 @@ test_that("formula interface: model frame, factors, na.action, predict", {
   d$y[5] <- NA
   m <- rff_map(4, D = 30)
   fit <- rff_ridge(y ~ u + v + g, data = d, lambda = 0.01, map = m,
-                   na.action = na.exclude, progress = FALSE)
+                   na.action = na.exclude, progress = FALSE, standardize = FALSE)
   X <- model.matrix(~ u + v + g, d[-5, ])[, -1]
-  ref <- rff_ridge(X, d$y[-5], lambda = 0.01, map = m, progress = FALSE)
+  ref <- rff_ridge(X, d$y[-5], lambda = 0.01, map = m, progress = FALSE, standardize = FALSE)
   expect_equal(fit$coefficients, ref$coefficients, tolerance = 1e-12)
   expect_equal(nobs(fit), 79)
   expect_length(residuals(fit), 80)
@@ -282,7 +284,7 @@ test_that("formula interface: model frame, factors, na.action, predict", {
 
 test_that("methods: coef, predict, fitted, residuals, summary, print, plot, saveRDS", {
   dat <- make_data(n = 100)
-  fit <- rff_ridge(dat$x, dat$y, D = 20, nlambda = 8, progress = FALSE)
+  fit <- rff_ridge(dat$x, dat$y, D = 20, nlambda = 8, progress = FALSE, standardize = FALSE)
   cf <- coef(fit)
   expect_equal(names(cf)[1:2], c("(Intercept)", "z1"))
   expect_equal(unname(cf), c(fit$intercept[fit$best], fit$coefficients[, fit$best]))
@@ -300,7 +302,7 @@ test_that("methods: coef, predict, fitted, residuals, summary, print, plot, save
                tolerance = 1e-12)
   # data frames are matched by column name
   df <- data.frame(a = dat$x[, 1], b = dat$x[, 2], c = dat$x[, 3])
-  fdf <- rff_ridge(df, dat$y, lambda = 0.01, map = fit$map, progress = FALSE)
+  fdf <- rff_ridge(df, dat$y, lambda = 0.01, map = fit$map, progress = FALSE, standardize = FALSE)
   expect_equal(predict(fdf, df[1:3, c("c", "a", "b")]), predict(fdf, df[1:3, ]))
   s <- summary(fit)
   rss <- sum(residuals(fit)^2)
@@ -326,28 +328,279 @@ test_that("bad input gets an rff_error naming the argument", {
     expect_identical(e$arg, arg)
     expect_match(conditionMessage(e), paste0("`", arg, "`"), fixed = TRUE)
   }
-  err(rff_ridge(dat$x, dat$y[-1], map = m), "y")
+  err(rff_ridge(dat$x, dat$y[-1], map = m, standardize = FALSE), "y")
   y <- dat$y; y[3] <- NA
-  err(rff_ridge(dat$x, y, map = m), "y")
-  err(rff_ridge(dat$x, as.character(dat$y), map = m), "y")
-  err(rff_ridge(dat$x, dat$y, lambda = -1, map = m), "lambda")
-  err(rff_ridge(dat$x, dat$y, lambda = Inf, map = m), "lambda")
-  err(rff_ridge(dat$x, dat$y, lambda = c(0.1, NA), map = m), "lambda")
-  err(rff_ridge(dat$x, dat$y, map = m, chunk_size = 0), "chunk_size")
-  err(rff_ridge(dat$x, dat$y, map = m, nlambda = 0), "nlambda")
-  err(rff_ridge(dat$x, dat$y, map = m, lambda_min_ratio = 2), "lambda_min_ratio")
-  err(rff_ridge(dat$x, dat$y, map = m, D = 20), "map")
+  err(rff_ridge(dat$x, y, map = m, standardize = FALSE), "y")
+  err(rff_ridge(dat$x, as.character(dat$y), map = m, standardize = FALSE), "y")
+  err(rff_ridge(dat$x, dat$y, lambda = -1, map = m, standardize = FALSE), "lambda")
+  err(rff_ridge(dat$x, dat$y, lambda = Inf, map = m, standardize = FALSE), "lambda")
+  err(rff_ridge(dat$x, dat$y, lambda = c(0.1, NA), map = m, standardize = FALSE), "lambda")
+  err(rff_ridge(dat$x, dat$y, map = m, chunk_size = 0, standardize = FALSE), "chunk_size")
+  err(rff_ridge(dat$x, dat$y, map = m, nlambda = 0, standardize = FALSE), "nlambda")
+  err(rff_ridge(dat$x, dat$y, map = m, lambda_min_ratio = 2, standardize = FALSE), "lambda_min_ratio")
+  err(rff_ridge(dat$x, dat$y, map = m, D = 20, standardize = FALSE), "map")
   err(rff_ridge(dat$x, dat$y, Dd = 20), "Dd")
-  err(rff_ridge(dat$x, dat$y, map = rff_map(2, D = 10)), "map")
+  err(rff_ridge(dat$x, dat$y, map = rff_map(2, D = 10), standardize = FALSE), "map")
   err(rff_ridge(dat$x, dat$y, lengthscale = -1), "lengthscale")
   # lambda = 0 with more features than rows: singular
-  err(rff_ridge(dat$x[1:5, ], dat$y[1:5], lambda = 0, map = m), "lambda")
-  fit <- rff_ridge(dat$x, dat$y, map = m, nlambda = 4, progress = FALSE)
+  err(rff_ridge(dat$x[1:5, ], dat$y[1:5], lambda = 0, map = m, standardize = FALSE), "lambda")
+  fit <- rff_ridge(dat$x, dat$y, map = m, nlambda = 4, progress = FALSE, standardize = FALSE)
   err(predict(fit, dat$x[, 1:2]), "newdata")
   err(predict(fit, "a"), "newdata")
-  err(predict(fit, dat$x, lambda = 0.123456), "lambda")
   err(predict(fit, lambda = fit$lambda[1]), "newdata")
   sfit <- rff_ridge(rff_stats(dat$x, dat$y, m), lambda = 0.1)
   err(fitted(sfit), "object")
   err(rff_ridge(rff_stats(dat$x, dat$y, m), lambda = 0.1, D = 4), "...")
+})
+
+test_that("standardize: a fit on (x - center) / scale, applied by predict; constant columns", {
+  dat <- make_data(n = 80)
+  x <- dat$x * rep(c(1, 100, 0.01), each = 80) + rep(c(0, 5, -3), each = 80)
+  m <- rff_map(3, D = 30, lengthscale = 1.5)
+  fit <- rff_ridge(x, dat$y, lambda = 1e-3, map = m, progress = FALSE)
+  xs <- scale(x)
+  ref <- rff_ridge(unclass(xs)[, ], dat$y, lambda = 1e-3, map = m, standardize = FALSE,
+                   progress = FALSE)
+  expect_equal(fit$coefficients, ref$coefficients, tolerance = 1e-10)
+  expect_equal(unname(fit$standardize$center), unname(colMeans(x)))
+  expect_equal(unname(fit$standardize$scale), unname(apply(x, 2, sd)))
+  xnew <- x[1:4, ] + 0.5
+  expect_equal(predict(fit, xnew), predict(ref, scale(xnew, colMeans(x), apply(x, 2, sd))),
+               tolerance = 1e-10, ignore_attr = TRUE)
+  # a constant column: a message, and the fit of the other columns
+  xc <- cbind(x[, 1:2], 7)
+  expect_message(fc <- rff_ridge(xc, dat$y, lambda = 1e-3, map = m, progress = FALSE),
+                 "constant")
+  m2 <- m
+  m2$omega <- m$omega[1:2, , drop = FALSE]
+  m2$d <- 2L
+  f2 <- rff_ridge(x[, 1:2], dat$y, lambda = 1e-3, map = m2, progress = FALSE)
+  expect_equal(fc$coefficients, f2$coefficients, tolerance = 1e-10)
+  expect_true(all(is.finite(predict(fc, xc[1:3, ]))))
+})
+
+test_that("lengthscale \"auto\": the candidate with the smallest LOO on the same draws", {
+  dat <- make_data(n = 150)
+  set.seed(31)
+  fit <- rff_ridge(dat$x, dat$y, D = 40, nlambda = 10, progress = FALSE)
+  xs <- unclass(scale(dat$x))[, ]
+  l0 <- median(dist(xs))
+  set.seed(31)
+  base <- rff_map(3, D = 40, lengthscale = 1)
+  mult <- 2^seq(-1, 2, by = 0.5)
+  fits <- lapply(mult, function(k) {
+    mp <- base
+    mp$omega <- base$omega / (k * l0)
+    mp$lengthscale <- k * l0
+    rff_ridge(xs, dat$y, map = mp, nlambda = 10, standardize = FALSE, progress = FALSE)
+  })
+  loo <- vapply(fits, function(f) min(f$loo), 0)
+  s <- fit$lengthscale_search
+  expect_equal(s$median, l0)
+  expect_equal(s$table$lengthscale, mult * l0)
+  expect_equal(s$table$loo, loo, tolerance = 1e-10)
+  expect_identical(s$best, which.min(loo))
+  expect_equal(fit$map$lengthscale, mult[which.min(loo)] * l0)
+  expect_equal(fit$coefficients, fits[[which.min(loo)]]$coefficients, tolerance = 1e-10)
+  expect_output(print(fit), "chosen by LOO")
+  expect_output(print(summary(fit)), "Lengthscale \\(auto")
+  # "median" is accepted, and is the median heuristic of the standardized inputs
+  fm <- rff_ridge(dat$x, dat$y, D = 20, lengthscale = "median", lambda = 0.01, progress = FALSE)
+  expect_equal(fm$map$lengthscale, l0)
+  expect_null(fm$lengthscale_search)
+  # the default D from n
+  expect_identical(fit$map$D, 40L)
+  expect_identical(rff_ridge(dat$x, dat$y, lambda = 0.1, lengthscale = 1,
+                             progress = FALSE)$map$D, 1000L)
+})
+
+test_that("GCV picks too small a lambda where leverages are uneven; LOO does not", {
+  skip_if_not_installed("MASS")
+  B <- MASS::Boston
+  set.seed(101)
+  test <- sample(nrow(B), 101)
+  set.seed(1)
+  m <- rff_map(13, D = 500, lengthscale = 3.3)
+  rmse <- function(f) sqrt(mean((B$medv[test] - predict(f, B[test, ]))^2))
+  loo <- rff_ridge(medv ~ ., data = B[-test, ], map = m, progress = FALSE)
+  gcv <- rff_ridge(medv ~ ., data = B[-test, ], map = m, criterion = "gcv", progress = FALSE)
+  expect_gt(gcv$df[gcv$best], loo$df[loo$best])
+  expect_lt(rmse(loo), rmse(gcv))
+})
+
+test_that("predict never guesses: arguments of glmnet and lm are rff_errors naming ours", {
+  dat <- make_data(n = 60)
+  fit <- rff_ridge(dat$x, dat$y, D = 20, nlambda = 5, lengthscale = 1, progress = FALSE)
+  perr <- function(expr, arg, hint) {
+    e <- tryCatch(expr, rff_error = function(e) e)
+    expect_s3_class(e, "rff_error")
+    expect_identical(e$arg, arg)
+    expect_match(conditionMessage(e), hint, fixed = TRUE)
+  }
+  perr(predict(fit, newx = dat$x), "newx", "use `newdata`")
+  perr(predict(fit, dat$x, s = 0.1), "s", "use `lambda`")
+  perr(predict(fit, dat$x, se = TRUE), "se", "use `se.fit`")
+  perr(predict(fit, dat$x, foo = 1), "foo", "`newdata`")
+  perr(predict(fit, dat$x, type = "class"), "type", "rff_glm()")
+  perr(predict(fit, dat$x, interval = "tolerance"), "interval", "confidence")
+  perr(predict(fit, dat$x, level = 2), "level", "(0, 1)")
+  perr(predict(fit, dat$x, lambda = -1), "lambda", "non-negative")
+  perr(predict(fit, dat$x, newoffset = 1), "newoffset", "without an offset")
+  expect_identical(predict(fit, dat$x, type = "link"), predict(fit, dat$x))
+})
+
+test_that("predict at any lambda equals the fit at that lambda", {
+  dat <- make_data(n = 90)
+  m <- rff_map(3, D = 30, lengthscale = 1.2)
+  fit <- rff_ridge(dat$x, dat$y, map = m, nlambda = 6, progress = FALSE)
+  for (l in c(0.0123, 3e-5)) {
+    one <- rff_ridge(dat$x, dat$y, lambda = l, map = m, progress = FALSE)
+    expect_equal(predict(fit, dat$x[1:5, ], lambda = l), predict(one, dat$x[1:5, ]),
+                 tolerance = 1e-8)
+    expect_equal(coef(fit, lambda = l), coef(one), tolerance = 1e-8)
+  }
+  both <- predict(fit, dat$x[1:3, ], lambda = c(fit$lambda[2], 0.0123))
+  expect_equal(both[, 1], predict(fit, dat$x[1:3, ], lambda = fit$lambda[2]), ignore_attr = TRUE)
+  # a fit at one given lambda prints it as given
+  expect_output(print(rff_ridge(dat$x, dat$y, lambda = 0.1, map = m, progress = FALSE)),
+                "lambda = 0.1 \\(given\\)")
+})
+
+test_that("standard errors and intervals equal predict.lm() at lambda = 0", {
+  set.seed(33)
+  n <- 80
+  x <- matrix(rnorm(n * 2), n, 2)
+  y <- x[, 1] - x[, 2]^2 + rnorm(n, sd = 0.3)
+  m <- rff_map(2, D = 10, lengthscale = 2)
+  fit <- rff_ridge(x, y, lambda = c(0.1, 0), map = m, standardize = FALSE, progress = FALSE)
+  xnew <- matrix(rnorm(8), 4, 2)
+  Z <- unclass(rff_features(x, map = m))[, ]
+  Znew <- unclass(rff_features(xnew, map = m))[, ]
+  ols <- lm(y ~ Z)
+  nd <- list(Z = Znew)
+  for (iv in c("confidence", "prediction")) {
+    p <- predict(fit, xnew, lambda = 0, interval = iv, level = 0.9)
+    expect_equal(unname(p), unname(predict(ols, nd, interval = iv, level = 0.9)),
+                 tolerance = 1e-6)
+  }
+  se <- predict(fit, xnew, lambda = 0, se.fit = TRUE)
+  ref <- predict(ols, nd, se.fit = TRUE)
+  expect_equal(unname(se$se.fit), unname(ref$se.fit), tolerance = 1e-6)
+  expect_equal(se$df, ref$df, tolerance = 1e-8)
+  expect_equal(se$residual.scale, ref$residual.scale, tolerance = 1e-8)
+  # at lambda > 0: sigma^2 ((z - zbar)' M^-1 (z - zbar) + 1/n) with M = Zc'Zc + n lambda I
+  Zc <- sweep(Z, 2, colMeans(Z))
+  M <- crossprod(Zc) + n * 0.1 * diag(10)
+  b <- solve(M, crossprod(Zc, y - mean(y)))
+  H <- Zc %*% solve(M, t(Zc)) + 1 / n
+  sigma2 <- sum((y - mean(y) - Zc %*% b)^2) / (n - sum(diag(H)))
+  Dn <- sweep(Znew, 2, colMeans(Z))
+  se_ref <- sqrt(sigma2 * (rowSums(Dn %*% solve(M) * Dn) + 1 / n))
+  expect_equal(unname(predict(fit, xnew, lambda = 0.1, se.fit = TRUE)$se.fit), se_ref,
+               tolerance = 1e-8)
+  expect_error(predict(fit, xnew, lambda = c(0, 0.1), se.fit = TRUE), class = "rff_error")
+})
+
+test_that("newdata with missing values: NA rows, na.omit, na.fail", {
+  set.seed(34)
+  d <- data.frame(u = rnorm(60), v = rnorm(60))
+  d$y <- d$u^2 + rnorm(60, sd = 0.1)
+  fit <- rff_ridge(y ~ u + v, data = d, D = 20, lengthscale = 1, lambda = 0.01, progress = FALSE)
+  nd <- d[1:5, ]
+  nd$v[2] <- NA
+  p <- predict(fit, nd)
+  expect_length(p, 5)
+  expect_true(is.na(p[2]))
+  expect_equal(p[-2], predict(fit, nd[-2, ]))
+  expect_equal(unname(predict(fit, nd, na.action = na.omit)), unname(p[-2]))
+  expect_error(predict(fit, nd, na.action = na.fail), "missing", class = "rff_error")
+  pi <- predict(fit, nd, interval = "confidence")
+  expect_true(all(is.na(pi[2, ])))
+  # a matrix fit too
+  f2 <- rff_ridge(as.matrix(d[, 1:2]), d$y, D = 20, lengthscale = 1, lambda = 0.01,
+                  progress = FALSE)
+  xm <- as.matrix(nd[, 1:2])
+  expect_true(is.na(predict(f2, xm)[2]))
+})
+
+test_that("weights: a weighted solve; whole-number weights equal repeated rows", {
+  dat <- make_data(n = 70)
+  m <- rff_map(3, D = 16, lengthscale = 1.5)
+  w <- rep(1:3, length.out = 70)
+  fit <- rff_ridge(dat$x, dat$y, lambda = 0.01, map = m, weights = w, standardize = FALSE,
+                   progress = FALSE)
+  Z <- unclass(rff_features(dat$x, map = m))[, ]
+  W <- sum(w)
+  zbar <- colSums(Z * w) / W
+  ybar <- sum(w * dat$y) / W
+  Zc <- sweep(Z, 2, zbar)
+  beta <- solve(crossprod(Zc * w, Zc) + W * 0.01 * diag(16), crossprod(Zc, w * (dat$y - ybar)))
+  expect_equal(drop(fit$coefficients), drop(beta), tolerance = 1e-10)
+  expect_equal(fit$intercept, ybar - sum(zbar * beta), tolerance = 1e-10)
+  rep_rows <- rep(seq_len(70), w)
+  rep_fit <- rff_ridge(dat$x[rep_rows, ], dat$y[rep_rows], lambda = 0.01, map = m,
+                       standardize = FALSE, progress = FALSE)
+  expect_equal(fit$coefficients, rep_fit$coefficients, tolerance = 1e-10)
+  # weighted standardization too: repeated rows again
+  fs <- rff_ridge(dat$x, dat$y, lambda = 0.01, map = m, weights = w, progress = FALSE)
+  expect_equal(fs$standardize$center, colMeans(dat$x[rep_rows, ]), ignore_attr = TRUE)
+  # formula weights are evaluated in data; zero weights drop rows from n
+  d <- data.frame(y = dat$y, a = dat$x[, 1], b = dat$x[, 2], c = dat$x[, 3], w = w - 1)
+  ff <- rff_ridge(y ~ a + b + c, data = d, weights = w, lambda = 0.01, map = m,
+                  standardize = FALSE, progress = FALSE)
+  expect_identical(nobs(ff), sum(w > 1))
+  expect_error(rff_ridge(dat$x, dat$y, weights = -w, progress = FALSE), "`weights`",
+               class = "rff_error")
+  expect_error(rff_ridge(dat$x, dat$y, weights = w[-1], progress = FALSE), "`weights`",
+               class = "rff_error")
+})
+
+test_that("offsets are used, in the default method and in formulas, never dropped", {
+  dat <- make_data(n = 60)
+  m <- rff_map(3, D = 16, lengthscale = 1.5)
+  o <- dat$x[, 3] * 2
+  fit <- rff_ridge(dat$x, dat$y, lambda = 0.01, map = m, offset = o, progress = FALSE)
+  ref <- rff_ridge(dat$x, dat$y - o, lambda = 0.01, map = m, progress = FALSE)
+  expect_equal(fit$coefficients, ref$coefficients, tolerance = 1e-12)
+  expect_equal(fitted(fit), fitted(ref) + o, tolerance = 1e-12)
+  expect_error(predict(fit, dat$x[1:2, ]), "newoffset", class = "rff_error")
+  expect_equal(predict(fit, dat$x[1:2, ], newoffset = c(1, 2)),
+               predict(ref, dat$x[1:2, ]) + c(1, 2), tolerance = 1e-12)
+  d <- data.frame(y = dat$y, a = dat$x[, 1], b = dat$x[, 2], k = o)
+  ft <- rff_ridge(y ~ a + b + offset(k), data = d, lambda = 0.01, D = 16, lengthscale = 1,
+                  progress = FALSE)
+  fa <- rff_ridge(y ~ a + b, data = d, offset = k, lambda = 0.01, map = ft$map,
+                  progress = FALSE)
+  f0 <- rff_ridge(y ~ a + b, data = d, lambda = 0.01, map = ft$map, progress = FALSE)
+  expect_equal(ft$coefficients, fa$coefficients, tolerance = 1e-12)
+  expect_false(isTRUE(all.equal(ft$coefficients, f0$coefficients)))
+  nd <- d[1:3, ]
+  nd$k <- c(10, 20, 30)
+  expect_equal(predict(ft, nd) - c(10, 20, 30), predict(ft, transform(nd, k = 0)),
+               tolerance = 1e-12)
+  expect_equal(predict(fa, nd), predict(ft, nd), tolerance = 1e-12)
+})
+
+test_that("a factor, logical or character response points to classification", {
+  dat <- make_data(n = 30)
+  g <- factor(dat$y > 0)
+  e <- tryCatch(rff_ridge(dat$x, g, D = 10, progress = FALSE), rff_error = function(e) e)
+  expect_s3_class(e, "rff_error")
+  expect_match(conditionMessage(e), "rff_glm()", fixed = TRUE)
+  expect_match(conditionMessage(e), "as.numeric", fixed = TRUE)
+  expect_error(rff_ridge(dat$x, dat$y > 0, D = 10, progress = FALSE), "rff_glm",
+               class = "rff_error")
+  d <- data.frame(g = g, a = dat$x[, 1])
+  expect_error(rff_ridge(g ~ a, data = d, D = 10, progress = FALSE), "rff_glm",
+               class = "rff_error")
+  expect_error(rff_cv(g ~ a, data = d, D = 10, progress = FALSE), "rff_glm",
+               class = "rff_error")
+})
+
+test_that("summary prints one number style and no blank header line", {
+  dat <- make_data(n = 60)
+  fit <- rff_ridge(dat$x, dat$y, D = 20, nlambda = 5, lengthscale = 1, progress = FALSE)
+  out <- capture.output(print(summary(fit)))
+  expect_false(any(grepl("^ +$", out)))
+  expect_true(any(grepl("Residual standard error: .*, R-squared: .*, GCV: ", out)))
 })

@@ -31,7 +31,7 @@ test_that("fits, statistics and predictions keep their shapes at D, n, d, q of 1
     s <- rff_stats(x, yy, map = m, intercept = intercept)
     expect_equal(s$ZtZ, crossprod(Z), tolerance = 1e-12, label = label, ignore_attr = TRUE)
     fit <- tryCatch(rff_ridge(x, yy, map = m, lambda = 0.1, intercept = intercept,
-                              progress = FALSE), error = function(e) e)
+                              progress = FALSE, standardize = FALSE), error = function(e) e)
     if (inherits(fit, "error")) {
       # one row with an intercept leaves nothing to fit
       expect_s3_class(fit, "rff_error")
@@ -53,13 +53,13 @@ test_that("fits, statistics and predictions keep their shapes at D, n, d, q of 1
     }
     # two lambdas: coefficients of every response at every lambda
     fit2 <- rff_ridge(x, yy, map = m, lambda = c(0.1, 1), intercept = intercept,
-                      progress = FALSE)
+                      progress = FALSE, standardize = FALSE)
     p2 <- predict(fit2, x, lambda = 1)
     ref2 <- ridge_ref(Z, y, 1, intercept)
     expect_equal(unname(matrix(p2, n)), unname(ref2$fit), tolerance = 1e-10, label = label)
     if (n >= 2) {
       cv <- tryCatch(rff_cv(x, yy, folds = n, lambda = c(0.1, 1), map = m,
-                            intercept = intercept, progress = FALSE),
+                            intercept = intercept, progress = FALSE, standardize = FALSE),
                      error = function(e) e)
       if (inherits(cv, "error")) expect_s3_class(cv, "rff_error") else
         expect_equal(NROW(cv$cvm), 2L, label = label)

@@ -66,14 +66,14 @@ test_that("statistics of disjoint blocks combine to the fit on all rows", {
       expect_equal(combined[[f]], all_rows[[f]], tolerance = 1e-10, label = f)
     }
     for (lam in c(1e-5, 1e-2)) {
-      direct <- rff_ridge(x, y, lambda = lam, map = m, progress = FALSE)
+      direct <- rff_ridge(x, y, lambda = lam, map = m, progress = FALSE, standardize = FALSE)
       fit <- rff_ridge(combined, lambda = lam)
       expect_equal(fit$coefficients, direct$coefficients, tolerance = 1e-10)
       expect_equal(fit$intercept, direct$intercept, tolerance = 1e-10)
       expect_equal(fit$gcv, direct$gcv, tolerance = 1e-10)
     }
     path <- rff_ridge(combined, nlambda = 10)
-    expect_equal(path$lambda, rff_ridge(x, y, map = m, nlambda = 10, progress = FALSE)$lambda,
+    expect_equal(path$lambda, rff_ridge(x, y, map = m, nlambda = 10, progress = FALSE, standardize = FALSE)$lambda,
                  tolerance = 1e-10)
   }
   # order does not matter; intercept = FALSE statistics stay uncentered
@@ -82,7 +82,7 @@ test_that("statistics of disjoint blocks combine to the fit on all rows", {
           rff_stats(x[-(1:100), ], y[-(1:100)], m, intercept = FALSE))
   expect_equal(rff_ridge(s0, lambda = 1e-3)$coefficients,
                rff_ridge(x, y, lambda = 1e-3, map = m, intercept = FALSE,
-                         progress = FALSE)$coefficients, tolerance = 1e-10)
+                         progress = FALSE, standardize = FALSE)$coefficients, tolerance = 1e-10)
 })
 
 test_that("a fit spread over a PSOCK cluster equals the fit on all rows", {
@@ -103,7 +103,7 @@ test_that("a fit spread over a PSOCK cluster equals the fit on all rows", {
     rff_stats(xs[i, , drop = FALSE], ys[i], m, threads = 1)
   }, xs = x, ys = y, m = m)
   fit <- rff_ridge(do.call(c, unname(parts)), lambda = 1e-3)
-  direct <- rff_ridge(x, y, lambda = 1e-3, map = m, progress = FALSE)
+  direct <- rff_ridge(x, y, lambda = 1e-3, map = m, progress = FALSE, standardize = FALSE)
   expect_equal(fit$coefficients, direct$coefficients, tolerance = 1e-10)
   expect_equal(fit$intercept, direct$intercept, tolerance = 1e-10)
   expect_equal(predict(fit, x[1:5, ]), predict(direct, x[1:5, ]), tolerance = 1e-10)
@@ -126,4 +126,31 @@ test_that("combining mismatched statistics is an rff_error", {
   expect_error(rff_stats(x, y, m1, chunk_size = 0.5), "`chunk_size`", class = "rff_error")
   expect_error(rff_stats(x[, 1], y, m1), "`x`", class = "rff_error")
   expect_error(rff_ridge.rff_stats(list()), "`x`", class = "rff_error")
+})
+
+test_that("weighted statistics are Z'WZ, Z'Wy and weighted sums, and combine", {
+  set.seed(41)
+  x <- matrix(rnorm(80), 40, 2)
+  y <- x[, 1] + rnorm(40)
+  w <- runif(40, 0, 3)
+  w[5] <- 0
+  m <- rff_map(2, D = 8, variant = "phase")
+  Z <- unclass(rff_features(x, map = m))[, ]
+  s <- rff_stats(x, y, m, weights = w)
+  yc <- y - s$yshift
+  expect_equal(s$ZtZ, crossprod(Z * w, Z), tolerance = 1e-12)
+  expect_equal(drop(s$Zty), drop(crossprod(Z, w * yc)), tolerance = 1e-12)
+  expect_equal(s$zsum, colSums(w * Z), tolerance = 1e-12)
+  expect_equal(s$ysum, sum(w * yc), tolerance = 1e-10)
+  expect_equal(s$yty, sum(w * yc^2), tolerance = 1e-12)
+  expect_equal(s$wsum, sum(w))
+  expect_identical(s$n, 39L)
+  halves <- c(rff_stats(x[1:15, ], y[1:15], m, weights = w[1:15]),
+              rff_stats(x[-(1:15), ], y[-(1:15)], m, weights = w[-(1:15)]))
+  expect_equal(coef(rff_ridge(halves, lambda = 1e-3)), coef(rff_ridge(s, lambda = 1e-3)),
+               tolerance = 1e-10)
+  expect_equal(coef(rff_ridge(s, lambda = 1e-3)),
+               coef(rff_ridge(x, y, lambda = 1e-3, map = m, weights = w, standardize = FALSE,
+                              progress = FALSE)), tolerance = 1e-10)
+  expect_error(rff_stats(x, y, m, weights = c(-1, w[-1])), "`weights`", class = "rff_error")
 })
