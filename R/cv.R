@@ -207,14 +207,10 @@ rff_cv.default <- function(x, y, folds = 10, lambda = NULL, lengthscale = "auto"
 #' @export
 rff_cv.formula <- function(formula, data, subset, weights, na.action, offset, ...) {
   cl <- fit_call(match.call(), "rff_cv")
-  if ("intercept" %in% names(list(...))) {
-    rff_abort("intercept", "with a formula the intercept is set by the formula (`y ~ x - 1` has none); do not give `intercept`")
-  }
-  frame <- formula_frame(match.call(expand.dots = FALSE), parent.frame())
-  cv <- rff_cv.default(frame$x, frame$y, intercept = frame$intercept,
-                       weights = frame$weights, offset = frame$offset, ...)
+  r <- fit_formula(rff_cv.default, ...)
+  cv <- r$fit
   cv$call <- cv$fit$call <- cl
-  for (f in names(frame$model)) cv$fit[[f]] <- frame$model[[f]]
+  for (f in names(r$model)) cv$fit[[f]] <- r$model[[f]]
   cv
 }
 

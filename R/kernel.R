@@ -52,7 +52,7 @@ rff_kernel <- function(x, y = NULL, kernel = "gaussian", lengthscale = 1,
     nu <- check_nu(nu, kernel)
     order <- check_order(order)
     degree <- check_degree(degree)
-    offset <- check_offset(offset)
+    offset <- check_kernel_offset(offset)
     lengthscale <- resolve_lengthscale(lengthscale, x)
   }
   if (ncol(y) != ncol(x)) {

@@ -134,7 +134,7 @@ map_spec <- function(d, D = 500, kernel = "gaussian", lengthscale = 1, nu = 1.5,
   nu <- check_nu(nu, kernel)
   order <- check_order(order)
   check_degree(degree)
-  check_offset(offset)
+  check_kernel_offset(offset)
   check_sampler_kernel(sampler, kernel, variant)
   m <- if (variant == "pair") D %/% 2L else D
   if (as.double(d) * m > 2^31 - 1) {

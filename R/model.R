@@ -631,6 +631,22 @@ check_level <- function(level) {
 
 # ---- inputs: formulas and new data ----
 
+# A formula method's work, called from the method itself: the model frame
+# of the method's call, evaluated where the method was called, then the
+# default method on it; the fit and the frame's terms, levels and
+# contrasts, which predict() needs.
+fit_formula <- function(fit_default, ...) {
+  mc <- match.call(sys.function(-1L), sys.call(-1L), expand.dots = FALSE)
+  env <- parent.frame(2L)
+  if ("intercept" %in% names(list(...))) {
+    rff_abort("intercept", "with a formula the intercept is set by the formula (`y ~ x - 1` has none); do not give `intercept`")
+  }
+  frame <- formula_frame(mc, env)
+  fit <- fit_default(frame$x, frame$y, intercept = frame$intercept,
+                     weights = frame$weights, offset = frame$offset, ...)
+  list(fit = fit, model = frame$model)
+}
+
 # The model frame of a formula fit, as stats::lm() builds it: `call` is the
 # method's match.call(expand.dots = FALSE), evaluated in `env`. Gives x (the
 # model matrix without its intercept column), y, whether the formula has an

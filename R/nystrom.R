@@ -201,7 +201,7 @@ check_kernel_params <- function(map, kernel, arg) {
   if (identical(kernel, "polynomial")) {
     tryCatch({
       check_degree(map$degree)
-      check_offset(map$offset)
+      check_kernel_offset(map$offset)
     }, rff_error = function(e) {
       rff_abort(arg, sprintf("`%s` is damaged: %s", arg, conditionMessage(e)))
     })

@@ -73,7 +73,7 @@ check_degree <- function(degree) {
   check_count(degree, "degree", lo = 1, hi = 30)
 }
 
-check_offset <- function(offset) {
+check_kernel_offset <- function(offset) {
   if (!is_number(offset) || length(offset) != 1L || is.na(offset) || !is.finite(offset) ||
       offset < 0) {
     rff_abort("offset", sprintf("`offset` must be a non-negative finite number, got %s",
@@ -103,7 +103,7 @@ more_map_spec <- function(d, D, kernel, lengthscale, nu, order, degree, offset, 
   nu <- check_nu(nu, kernel)
   order <- check_order(order)
   degree <- check_degree(degree)
-  offset <- check_offset(offset)
+  offset <- check_kernel_offset(offset)
   spec <- list(D = D, d = d, kernel = kernel, lengthscale = lengthscale, nu = nu,
                variant = if (is_nystrom(sampler)) "nystrom" else "sketch",
                sampler = sampler, order = order)

@@ -243,14 +243,10 @@ rff_ridge.default <- function(x, y, lambda = NULL, map = NULL, intercept = TRUE,
 #' @export
 rff_ridge.formula <- function(formula, data, subset, weights, na.action, offset, ...) {
   cl <- fit_call(match.call(), "rff_ridge")
-  if ("intercept" %in% names(list(...))) {
-    rff_abort("intercept", "with a formula the intercept is set by the formula (`y ~ x - 1` has none); do not give `intercept`")
-  }
-  frame <- formula_frame(match.call(expand.dots = FALSE), parent.frame())
-  fit <- rff_ridge.default(frame$x, frame$y, intercept = frame$intercept,
-                           weights = frame$weights, offset = frame$offset, ...)
+  r <- fit_formula(rff_ridge.default, ...)
+  fit <- r$fit
   fit$call <- cl
-  for (f in names(frame$model)) fit[[f]] <- frame$model[[f]]
+  for (f in names(r$model)) fit[[f]] <- r$model[[f]]
   fit
 }
 
