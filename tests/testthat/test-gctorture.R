@@ -33,7 +33,7 @@ torture_calls <- list(
   list("rff_kernel_spec", list(tx, tx[1:2, ], poly_map)),
   list("rff_kernel_error", list(tx, tx[1:2, ], rff_kernel(tx, tx[1:2, ], map = nys_map),
                                 nys_map, 1L, TRUE, FALSE, 1L)),
-  list("rff_ridge_stats", list(tx, cbind(tx[, 1]), 0, poly_map, c(0, 6), 4L, 1L)),
+  list("rff_ridge_stats", list(tx, cbind(tx[, 1]), 0, NULL, poly_map, c(0, 6), 4L, 1L)),
   list("rff_kernel_spec", list(tx, tx[1:2, ], pair_map)),
   list("rff_kernel_spec", list(tx, tx, arccos_map)),
   list("rff_kernel_error", list(tx, NULL, rff_kernel(tx, map = pair_map),

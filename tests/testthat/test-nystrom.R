@@ -145,7 +145,7 @@ test_that("ridge on Nystrom features is base-R ridge on the same matrix", {
   x <- matrix(runif(300), 150, 2)
   y <- sin(4 * x[, 1]) + x[, 2]^2 + rnorm(150, sd = 0.1)
   set.seed(8)
-  fit <- rff_ridge(x, y, D = 25, sampler = "nystrom", lengthscale = 0.4, lambda = 1e-4,
+  fit <- rff_ridge(standardize = FALSE, x, y, D = 25, sampler = "nystrom", lengthscale = 0.4, lambda = 1e-4,
                    progress = FALSE)
   set.seed(8)
   L <- x[sample.int(150, 25), ]
@@ -163,12 +163,12 @@ test_that("ridge on Nystrom features is base-R ridge on the same matrix", {
   s <- c(rff_stats(x[1:70, ], y[1:70], fit$map), rff_stats(x[-(1:70), ], y[-(1:70)], fit$map))
   expect_equal(coef(rff_ridge(s, lambda = 1e-4)), coef(fit), tolerance = 1e-8)
   # given landmarks through `...`; a data frame is fine
-  fit2 <- rff_ridge(x, y, landmarks = as.data.frame(L), lengthscale = 0.4, lambda = 1e-4,
+  fit2 <- rff_ridge(standardize = FALSE, x, y, landmarks = as.data.frame(L), lengthscale = 0.4, lambda = 1e-4,
                     progress = FALSE)
   expect_equal(coef(fit2), coef(fit), tolerance = 1e-10)
   # rff_cv: the landmarks are kept and W recomputed at every lengthscale
   set.seed(9)
-  cv <- rff_cv(x, y, D = 25, sampler = "nystrom", lengthscale = c(0.2, 0.4, 1),
+  cv <- rff_cv(standardize = FALSE, x, y, D = 25, sampler = "nystrom", lengthscale = c(0.2, 0.4, 1),
                foldid = rep_len(1:3, 150), lambda = c(1e-5, 1e-3), progress = FALSE)
   set.seed(9)
   L9 <- x[sample.int(150, 25), ]
@@ -176,7 +176,7 @@ test_that("ridge on Nystrom features is base-R ridge on the same matrix", {
   best <- rff_map(2, landmarks = L9, lengthscale = cv$lengthscale_best)
   expect_equal(cv$fit$map$weights, best$weights, tolerance = 1e-12)
   expect_equal(unname(predict(cv, xnew)),
-               unname(predict(rff_ridge(x, y, map = best, lambda = cv$lambda_best,
+               unname(predict(rff_ridge(standardize = FALSE, x, y, map = best, lambda = cv$lambda_best,
                                         progress = FALSE), xnew)), tolerance = 1e-8)
 })
 

@@ -152,14 +152,14 @@ test_that("ridge regression on TensorSketch features is ridge on the feature mat
   y <- x[, 1] * x[, 2] + rnorm(100, sd = 0.05)
   m <- rff_map(2, D = 30, kernel = "polynomial", degree = 2, offset = 1)
   Z <- rff_features(x, map = m)
-  fit <- rff_ridge(x, y, map = m, lambda = 1e-3, progress = FALSE)
+  fit <- rff_ridge(standardize = FALSE, x, y, map = m, lambda = 1e-3, progress = FALSE)
   Zc <- sweep(Z, 2, colMeans(Z))
   beta <- solve(crossprod(Zc) + 100 * 1e-3 * diag(30), crossprod(Zc, y - mean(y)))
   expect_equal(drop(fit$coefficients), drop(beta), tolerance = 1e-8)
   expect_equal(unname(predict(fit, x[1:5, ])),
                drop(Z[1:5, ] %*% beta) + mean(y) - sum(colMeans(Z) * beta), tolerance = 1e-8)
   # rff_cv over lengthscales: the same sketch, the inputs rescaled
-  cv <- rff_cv(x, y, map = m, lengthscale = c(0.5, 2), lambda = 1e-3, folds = 2,
+  cv <- rff_cv(standardize = FALSE, x, y, map = m, lengthscale = c(0.5, 2), lambda = 1e-3, folds = 2,
                progress = FALSE)
   expect_identical(cv$fit$map$hash, m$hash)
   expect_equal(cv$fit$map$lengthscale, cv$lengthscale_best)

@@ -93,7 +93,7 @@ test_that("D > 128 (blocked Z'Z) with a partial last chunk equals base R", {
     m <- rff_map(3, D = if (v == "pair") 300 else 261, lengthscale = 1.5, variant = v)
     Z <- ref_features(dat$x, m)
     for (icpt in c(TRUE, FALSE)) {
-      fit <- rff_ridge(dat$x, dat$y, lambda = 0.01, map = m, intercept = icpt,
+      fit <- rff_ridge(standardize = FALSE, dat$x, dat$y, lambda = 0.01, map = m, intercept = icpt,
                        chunk_size = 100, progress = FALSE)
       ref <- ref_ridge(Z, dat$y, 0.01, icpt)
       tol <- ridge_tol(Z, 0.01, icpt)
@@ -115,7 +115,7 @@ test_that("several responses x several lambdas equal base R, streamed in chunks"
   Z <- ref_features(dat$x, m)
   Znew <- ref_features(xnew, m)
   for (icpt in c(TRUE, FALSE)) {
-    fit <- rff_ridge(dat$x, Y, lambda = lam, map = m, intercept = icpt, chunk_size = 64,
+    fit <- rff_ridge(standardize = FALSE, dat$x, Y, lambda = lam, map = m, intercept = icpt, chunk_size = 64,
                      progress = FALSE)
     expect_equal(dim(fit$coefficients), c(200, 3, 4))
     # lambdas out of order, new rows in chunks of 50 (the last one partial)
@@ -140,7 +140,7 @@ test_that("several responses x several lambdas equal base R, streamed in chunks"
       }
     }
     # one lambda (the Cholesky solve) for all responses
-    one <- rff_ridge(dat$x, Y, lambda = lam[3], map = m, intercept = icpt, chunk_size = 64,
+    one <- rff_ridge(standardize = FALSE, dat$x, Y, lambda = lam[3], map = m, intercept = icpt, chunk_size = 64,
                      progress = FALSE)
     p1 <- predict(one, xnew, chunk_size = 50)
     for (r in 1:3) {
@@ -157,7 +157,7 @@ test_that("df, RSS and GCV equal their closed forms, with and without intercept"
   Z <- ref_features(dat$x, m)
   lam <- 10^seq(-1, -4, length.out = 5)
   for (icpt in c(TRUE, FALSE)) {
-    path <- rff_ridge(dat$x, y, lambda = lam, map = m, intercept = icpt, progress = FALSE)
+    path <- rff_ridge(standardize = FALSE, dat$x, y, lambda = lam, map = m, intercept = icpt, progress = FALSE)
     expect_equal(path$method, "eigen")
     bf <- ref_gcv(Z, y, lam, icpt)
     tol <- ridge_tol(Z, lam, icpt)
@@ -169,7 +169,7 @@ test_that("df, RSS and GCV equal their closed forms, with and without intercept"
     expect_equal(path$gcv, bf["gcv", ], tolerance = tol_rss)
     expect_equal(path$best, which.min(bf["gcv", ]))
     for (i in c(1, 4)) {
-      one <- rff_ridge(dat$x, y, lambda = lam[i], map = m, intercept = icpt, progress = FALSE)
+      one <- rff_ridge(standardize = FALSE, dat$x, y, lambda = lam[i], map = m, intercept = icpt, progress = FALSE)
       expect_equal(one$method, "cholesky")
       expect_equal(one$df, bf[["df", i]], tolerance = tol)
       expect_equal(one$rss, bf[["rss", i]], tolerance = tol_rss)
