@@ -118,7 +118,10 @@ model_map <- function(x, map, args, caller) {
                 candidates = NULL))
   }
   check_map_args(args, caller)
-  if (is.null(args$D)) args$D <- default_D(nrow(x))
+  if (is.null(args$D)) {
+    # given landmarks fix D: one feature per landmark
+    args$D <- if (is.null(args$landmarks)) default_D(nrow(x)) else NROW(args$landmarks)
+  }
   ls <- if ("lengthscale" %in% names(args)) args$lengthscale else "auto"
   if (identical(ls, "auto")) {
     args$lengthscale <- 1

@@ -252,8 +252,8 @@ run_chunks <- function(engine, chunks, args) {
   })
   lapply(results, function(r) {
     if (is.list(r) && (inherits(r$stats, "rff_stats") || is.character(r$error))) return(r)
-    list(stats = NULL, error = paste0("the worker returned no statistics: ",
-                                      paste(format(r), collapse = " ")))
+    got <- substr(paste(format(r), collapse = " "), 1L, 200L)
+    list(stats = NULL, error = paste0("the worker returned no statistics: ", got))
   })
 }
 

@@ -459,8 +459,9 @@ run_parent <- function() {
   write_report(tab)
 }
 
-# Prints the table and writes bench/RESULTS.md (with bench/notes.md and
-# bench/RESULTS-ridge.md appended) from a measured table; `Rscript
+# Prints the table and writes bench/RESULTS.md (with bench/notes.md,
+# bench/RESULTS-ridge.md and bench/RESULTS-stats-apply.md appended) from a
+# measured table; `Rscript
 # bench/bench.R --report` does it again from the last run's table, e.g.
 # after editing the notes.
 write_report <- function(tab) {
@@ -493,9 +494,11 @@ write_report <- function(tab) {
                   show$threads, show$`median s`, show$`ratio to rff`, show$`peak MB`, show$reps,
                   show$`first s`, show$run, show$blas, show$note),
           "", "## Targets", "", "| BLAS | target | measured | goal | |", "|---|---|---|---|---|", tg)
-  # the analysis, threads beside the BLAS (bench/threads.R) and the ridge
-  # memory benchmark (bench/ridge-memory.R)
-  for (notes in c("bench/notes.md", "bench/RESULTS-threads.md", "bench/RESULTS-ridge.md")) {
+  # the analysis, threads beside the BLAS (bench/threads.R), the ridge
+  # memory benchmark (bench/ridge-memory.R) and the fit from files
+  # (bench/stats-apply.R)
+  for (notes in c("bench/notes.md", "bench/RESULTS-threads.md", "bench/RESULTS-ridge.md",
+                  "bench/RESULTS-stats-apply.md")) {
     if (file.exists(notes)) md <- c(md, "", readLines(notes))
   }
   writeLines(md, "bench/RESULTS.md")

@@ -185,7 +185,7 @@ test_that("lambda = 0 is least squares on the features", {
   for (icpt in c(TRUE, FALSE)) {
     X <- if (icpt) cbind(1, Z) else Z
     ols <- qr.coef(qr(X), dat$y)
-    fit <- rff_ridge(dat$x, dat$y, lambda = 0, map = m, intercept = icpt, progress = FALSE)
+    fit <- rff_ridge(standardize = FALSE, dat$x, dat$y, lambda = 0, map = m, intercept = icpt, progress = FALSE)
     # normal equations: the condition number of X'X
     tol <- kappa(crossprod(X), exact = TRUE) * (nrow(X) + ncol(X)) * .Machine$double.eps
     expect_equal(unname(coef(fit)), unname(ols), tolerance = tol)
@@ -266,7 +266,7 @@ test_that("formula interface: model frame, factors, na.action, predict", {
                tolerance = 1e-12)
   # no intercept from the formula: the uncentered fit on (u, v)
   m2 <- rff_map(2, D = 10)
-  f0 <- rff_ridge(y ~ u + v - 1, data = d, lambda = 0.01, map = m2, progress = FALSE)
+  f0 <- rff_ridge(standardize = FALSE, y ~ u + v - 1, data = d, lambda = 0.01, map = m2, progress = FALSE)
   ok <- !is.na(d$y)
   ref0 <- ref_ridge(ref_features(cbind(d$u, d$v)[ok, ], m2), d$y[ok], 0.01, FALSE)
   expect_equal(unname(coef(f0)), ref0$beta, tolerance = 1e-10)
@@ -275,7 +275,7 @@ test_that("formula interface: model frame, factors, na.action, predict", {
   expect_error(predict(fit, data.frame(u = 1)), class = "rff_error")
   # subset: the fit on those rows only
   m1 <- rff_map(1, D = 10)
-  sub <- rff_ridge(y ~ u, data = d, subset = g == "a", lambda = 0.1, map = m1, progress = FALSE)
+  sub <- rff_ridge(standardize = FALSE, y ~ u, data = d, subset = g == "a", lambda = 0.1, map = m1, progress = FALSE)
   rows <- d$g == "a" & ok
   refs <- ref_ridge(ref_features(cbind(d$u[rows]), m1), d$y[rows], 0.1, TRUE)
   expect_equal(unname(coef(sub)), c(refs$a0, refs$beta), tolerance = 1e-10)

@@ -50,7 +50,7 @@ expect_same_stats <- function(s, ref, tol = 1e-10) {
 }
 
 expect_same_fit <- function(s, x, y, map, lambda = c(1e-5, 1e-3), tol = 1e-10) {
-  direct <- rff_ridge(x, y, lambda = lambda, map = map, progress = FALSE)
+  direct <- rff_ridge(standardize = FALSE, x, y, lambda = lambda, map = map, progress = FALSE)
   fit <- rff_ridge(s, lambda = lambda)
   expect_equal(fit$coefficients, direct$coefficients, tolerance = tol)
   expect_equal(fit$intercept, direct$intercept, tolerance = tol)
@@ -69,7 +69,7 @@ test_that("chunks read in this process give the statistics of all rows", {
   expect_same_fit(s, dat$x, dat$y, m)
   # a path chosen from the data is the same too
   expect_equal(rff_ridge(s, nlambda = 8)$lambda,
-               rff_ridge(dat$x, dat$y, map = m, nlambda = 8, progress = FALSE)$lambda,
+               rff_ridge(standardize = FALSE, dat$x, dat$y, map = m, nlambda = 8, progress = FALSE)$lambda,
                tolerance = 1e-10)
   # CSV files, the reader's argument given through `...`, no intercept,
   # a progress bar over chunks
@@ -77,7 +77,7 @@ test_that("chunks read in this process give the statistics of all rows", {
     s0 <- rff_stats_apply(dat$csv, read_csv_chunk, m, response = "y", intercept = FALSE,
                           progress = TRUE, chunk_size = 7),
     "100%")
-  direct0 <- rff_ridge(dat$x, dat$y, lambda = 1e-4, map = m, intercept = FALSE,
+  direct0 <- rff_ridge(standardize = FALSE, dat$x, dat$y, lambda = 1e-4, map = m, intercept = FALSE,
                        progress = FALSE)
   expect_equal(rff_ridge(s0, lambda = 1e-4)$coefficients, direct0$coefficients,
                tolerance = 1e-10)
@@ -109,7 +109,7 @@ test_that("kept chunks are the statistics of each chunk, named as the chunks", {
   }
   s3 <- rff_stats_apply(dat$rds, two, m, progress = FALSE)
   y3 <- cbind(u = dat$y, v = dat$x[, 1])
-  direct <- rff_ridge(dat$x, y3, lambda = 1e-3, map = m, progress = FALSE)
+  direct <- rff_ridge(standardize = FALSE, dat$x, y3, lambda = 1e-3, map = m, progress = FALSE)
   expect_equal(rff_ridge(s3, lambda = 1e-3)$coefficients, direct$coefficients,
                tolerance = 1e-10)
   expect_equal(s3$response, c("u", "v"))
@@ -162,7 +162,7 @@ test_that("a future plan with two multisession workers gives the one-process fit
   expect_same_fit(s_global, dat$x, dat$y, m)
   cv <- rff_cv(s, nlambda = 5)
   expect_equal(cv$fit$coefficients,
-               rff_ridge(dat$x, dat$y, lambda = cv$lambda_best, map = m,
+               rff_ridge(standardize = FALSE, dat$x, dat$y, lambda = cv$lambda_best, map = m,
                          progress = FALSE)$coefficients, tolerance = 1e-10)
 })
 
@@ -281,12 +281,12 @@ test_that("rff_cv() on kept chunks equals refits leaving each chunk out", {
   expect_s3_class(cv, "rff_cv")
   n <- length(dat$y)
   lam <- cv$lambda
-  expect_equal(lam, rff_ridge(dat$x, dat$y, map = m, nlambda = 6, progress = FALSE)$lambda,
+  expect_equal(lam, rff_ridge(standardize = FALSE, dat$x, dat$y, map = m, nlambda = 6, progress = FALSE)$lambda,
                tolerance = 1e-10)
   # brute force: fit without chunk j, predict chunk j
   sse <- sapply(seq_along(dat$rows), function(j) {
     i <- dat$rows[[j]]
-    fit <- rff_ridge(dat$x[-i, ], dat$y[-i], lambda = lam, map = m, progress = FALSE)
+    fit <- rff_ridge(standardize = FALSE, dat$x[-i, ], dat$y[-i], lambda = lam, map = m, progress = FALSE)
     colSums((dat$y[i] - predict(fit, dat$x[i, ], lambda = lam))^2)
   })
   nj <- lengths(dat$rows)
@@ -296,10 +296,10 @@ test_that("rff_cv() on kept chunks equals refits leaving each chunk out", {
   expect_equal(drop(cv$cvm), unname(cvm), tolerance = 1e-8)
   expect_equal(drop(cv$cvsd), unname(cvsd), tolerance = 1e-6)
   expect_equal(cv$lambda_best, lam[which.min(cvm)])
-  expect_equal(coef(cv), coef(rff_ridge(dat$x, dat$y, lambda = cv$lambda_best, map = m,
+  expect_equal(coef(cv), coef(rff_ridge(standardize = FALSE, dat$x, dat$y, lambda = cv$lambda_best, map = m,
                                         progress = FALSE)), tolerance = 1e-10)
   expect_equal(predict(cv, dat$x[1:3, ]),
-               predict(rff_ridge(dat$x, dat$y, lambda = cv$lambda_best, map = m,
+               predict(rff_ridge(standardize = FALSE, dat$x, dat$y, lambda = cv$lambda_best, map = m,
                                  progress = FALSE), dat$x[1:3, ]), tolerance = 1e-10)
   expect_output(print(cv), "cross-validated over 4 chunks as folds")
   expect_equal(nobs(cv), n)
