@@ -287,7 +287,6 @@ cv_lambda <- function(object, lambda) {
 #' @param newdata,type,se.fit,interval,level,na.action,newoffset,chunk_size,threads
 #'   As for [predict.rff_ridge()].
 #' @param lambda `"min"`, `"1se"` or numbers >= 0.
-#' @param digits Significant digits to print.
 #' @param y Unused.
 #' @param ... Nothing: any argument here is an error (for `predict()`,
 #'   `newx` is `newdata` and `s` is `lambda`).

@@ -103,9 +103,11 @@ print.rff_features <- function(x, ...) {
 #' @export
 makepredictcall.rff_features <- function(var, call) {
   fun <- call[[1L]]
-  is_ours <- identical(fun, as.name("rff_features")) ||
-    identical(fun, quote(rff::rff_features)) || identical(fun, quote(rff:::rff_features))
-  if (!is_ours) return(NextMethod())
+  # rff_features(...) or rff::rff_features(...)
+  if (is.call(fun) && length(fun) == 3L && as.character(fun[[1L]]) %in% c("::", ":::")) {
+    fun <- fun[[3L]]
+  }
+  if (!identical(fun, as.name("rff_features"))) return(NextMethod())
   call <- match.call(rff_features, call)
   call <- call[!names(call) %in% c("D", "kernel", "lengthscale", "nu", "order", "variant",
                                    "sampler", "map")]
