@@ -400,6 +400,9 @@ cv_from_stats <- function(stats, lambda, nlambda, lambda_min_ratio, supplied, ca
   cvsd <- matrix(cvsd, ncol = 1L, dimnames = list(NULL, ls_name))
   structure(list(lambda = lambda, lengthscale = list(total$map$lengthscale),
                  cvm = cvm, cvsd = cvsd, lambda_best = lambda[best],
+                 lambda_min = lambda[best],
+                 # glmnet's rule: the largest lambda within one SE of the best
+                 lambda_1se = max(lambda[cvm[, 1L] <= cvm[best, 1L] + cvsd[best, 1L]]),
                  lengthscale_best = total$map$lengthscale,
                  best = c(lambda = best, lengthscale = 1L), foldid = NULL,
                  nfolds = k, fold_n = stats::setNames(nj, names(folds)),
