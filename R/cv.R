@@ -45,7 +45,23 @@
 #' Memory: the statistics of all folds of one lengthscale are held at once,
 #' O(`folds` * D^2).
 #'
+#' **GLM families.** With `family = "binomial"`, `"multinomial"` or
+#' `"poisson"`, the model is [rff_glm()] and the held-out measure is
+#' `type.measure`: `"deviance"` (default; per row), `"class"`
+#' (misclassification rate), `"auc"` (binomial; per fold, larger is better)
+#' or `"mse"` (Poisson), as in `glmnet::cv.glmnet()`. Each fold's path is
+#' fitted with its held-out rows weighted zero, started at each lambda from
+#' the fit on all rows; the lambda path defaults to 20 values down to 1e-4
+#' of the largest. `fit` is then the [rff_glm()] fit on all rows at the best
+#' lengthscale, whose path holds `lambda_min` and `lambda_1se`; [predict()]
+#' takes the types of [predict.rff_glm()] (default `"link"`).
+#'
 #' @inheritParams rff_ridge
+#' @inheritParams rff_glm
+#' @param family `"gaussian"` (ridge regression, default), `"binomial"`,
+#'   `"multinomial"` or `"poisson"` (see GLM families).
+#' @param type.measure For GLM families, the held-out measure: `"deviance"`,
+#'   `"class"`, `"auc"` (binomial) or `"mse"` (Poisson).
 #' @param folds Number of folds (at least 2, at most the number of rows).
 #' @param lambda `NULL` (a data-driven path of `nlambda` values) or the
 #'   lambda values to compare.
@@ -88,12 +104,28 @@ rff_cv.default <- function(x, y, folds = 10, lambda = NULL, lengthscale = "auto"
                            map = NULL, intercept = TRUE, standardize = TRUE,
                            weights = NULL, offset = NULL, nlambda = 50,
                            lambda_min_ratio = 1e-6, foldid = NULL, chunk_size = NULL,
-                           threads = NULL, progress = interactive(), ...) {
+                           threads = NULL, progress = interactive(),
+                           family = "gaussian", type.measure = NULL,
+                           cache_mb = getOption("rff.cache_mb", 1024), control = list(),
+                           ...) {
   cl <- fit_call(match.call(), "rff_cv")
   if (!missing(x) && inherits(x, "rff_stats")) {
     return(cv_from_stats(x, lambda, nlambda, lambda_min_ratio, names(cl)[-1L], cl))
   }
   check_required(c("x", "y"))
+  family <- check_string(family, "family", c("gaussian", "binomial", "multinomial", "poisson"))
+  if (family != "gaussian") {
+    return(glm_cv(cl, x, y, family, type.measure, folds, lambda, lengthscale, map,
+                  intercept, standardize, weights, offset,
+                  if (missing(nlambda)) 20 else nlambda,
+                  if (missing(lambda_min_ratio)) 1e-4 else lambda_min_ratio,
+                  foldid, cache_mb, control, chunk_size, threads, progress, list(...),
+                  !missing(lengthscale)))
+  }
+  if (!is.null(type.measure) && !identical(type.measure, "mse")) {
+    rff_abort("type.measure", sprintf(
+      "`type.measure` of family \"gaussian\" is \"mse\", got %s", show_value(type.measure)))
+  }
   a <- check_fit_args(x, y, lambda, intercept, nlambda, lambda_min_ratio,
                       threads, progress)
   lambda <- a$path$lambda
@@ -248,18 +280,29 @@ heldout_sse_rows <- function(Z, y, w, p) {
 
 #' @export
 print.rff_cv <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
-  cat(sprintf("Random-feature ridge regression, %d-fold cross-validation\n", max(x$foldid)))
+  glm <- inherits(x$fit, "rff_glm")
+  cat(sprintf("Random-feature %s, %d-fold cross-validation\n",
+              if (glm) paste(glm_family_label(x$family), "regression") else "ridge regression",
+              max(x$foldid)))
   if (!is.null(x$call)) cat("Call: ", paste(deparse(x$call), collapse = "\n"), "\n", sep = "")
   cat(sprintf("  %s\n", map_line(x$fit$map)))
   cat_model_lines(x$fit, digits)
   cat(sprintf("  %d lambda values x %d lengthscale%s\n", length(x$lambda),
               length(x$lengthscale), if (length(x$lengthscale) == 1L) "" else "s"))
   i <- x$best
-  cat(sprintf("  lambda_min = %s (CV MSE %s, se %s), lambda_1se = %s; lengthscale = %s\n",
-              fmt(x$lambda_min, digits), fmt(x$cvm[i[1L], i[2L]], digits),
+  cat(sprintf("  lambda_min = %s (CV %s %s, se %s), lambda_1se = %s; lengthscale = %s\n",
+              fmt(x$lambda_min, digits), cv_measure_label(x, short = TRUE),
+              fmt(x$cvm[i[1L], i[2L]], digits),
               fmt(x$cvsd[i[1L], i[2L]], digits), fmt(x$lambda_1se, digits),
               paste(fmt(x$lengthscale_best, digits), collapse = ", ")))
   invisible(x)
+}
+
+# The measure a cross-validation reports, for labels.
+cv_measure_label <- function(x, short = FALSE) {
+  m <- if (is.null(x$type.measure)) "mse" else x$type.measure
+  if (short && m == "mse") return("MSE")
+  measure_label(m)
 }
 
 # "min", "1se" or numbers >= 0 as lambda values of a cross-validation.
@@ -309,6 +352,16 @@ predict.rff_cv <- function(object, newdata, lambda = "min", type = c("response",
   check_predict_call(sys.call(), "rff_cv", names(formals(sys.function())))
   lambda <- cv_lambda(object, lambda)
   if (missing(newdata)) newdata <- NULL
+  if (inherits(object$fit, "rff_glm")) {
+    if (!isFALSE(se.fit) || !identical(interval, c("none", "confidence", "prediction"))) {
+      rff_abort(if (isFALSE(se.fit)) "interval" else "se.fit",
+                "standard errors and intervals are given for ridge regression fits, not for GLM families")
+    }
+    if (identical(type, c("response", "link"))) type <- "link"
+    return(predict.rff_glm(object$fit, newdata, type = type, lambda = lambda,
+                           na.action = na.action, newoffset = newoffset,
+                           chunk_size = chunk_size, threads = threads))
+  }
   stats::predict(object$fit, newdata, lambda = lambda, type = type, se.fit = se.fit,
                  interval = interval, level = level, na.action = na.action,
                  newoffset = newoffset, chunk_size = chunk_size, threads = threads)
@@ -329,28 +382,34 @@ nobs.rff_cv <- function(object, ...) object$fit$n
 #' @rdname predict.rff_cv
 #' @export
 summary.rff_cv <- function(object, ...) {
+  sgn <- if (identical(object$type.measure, "auc")) -1 else 1
+  at <- apply(sgn * object$cvm, 2L, which.min)
   per_ls <- data.frame(
     lengthscale = vapply(object$lengthscale, function(l) paste(signif(l, 4), collapse = ","),
                          character(1)),
-    lambda_min = object$lambda[apply(object$cvm, 2L, which.min)],
-    cvm = unname(apply(object$cvm, 2L, min)),
-    cvsd = object$cvsd[cbind(apply(object$cvm, 2L, which.min), seq_len(ncol(object$cvm)))],
+    lambda_min = object$lambda[at],
+    cvm = unname(object$cvm[cbind(at, seq_len(ncol(object$cvm)))]),
+    cvsd = object$cvsd[cbind(at, seq_len(ncol(object$cvm)))],
     stringsAsFactors = FALSE)
   out <- list(call = object$call, folds = max(object$foldid), n = object$fit$n,
               map = object$fit$map, table = per_ls, best = object$best[["lengthscale"]],
               lambda_min = object$lambda_min, lambda_1se = object$lambda_1se,
-              auto = object$auto, fit = summary(object$fit))
+              auto = object$auto, fit = summary(object$fit),
+              measure = cv_measure_label(object))
   class(out) <- "summary.rff_cv"
   out
 }
 
 #' @export
 print.summary.rff_cv <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
-  cat(sprintf("Random-feature ridge regression, %d-fold cross-validation on %s rows\n",
+  glm <- inherits(x$fit, "summary.rff_glm")
+  cat(sprintf("Random-feature %s, %d-fold cross-validation on %s rows\n",
+              if (glm) paste(glm_family_label(x$fit$family), "regression") else "ridge regression",
               x$folds, format(x$n, big.mark = ",")))
   if (!is.null(x$call)) cat("Call: ", paste(deparse(x$call), collapse = "\n"), "\n", sep = "")
   cat(sprintf("  %s\n", map_line(x$map)))
-  cat("\nCross-validation error (mean squared error) at each lengthscale's best lambda:\n")
+  cat(sprintf("\nCross-validation %s at each lengthscale's best lambda:\n",
+              if (is.null(x$measure)) "error (mean squared error)" else x$measure))
   tab <- x$table
   tab$chosen <- ifelse(seq_len(nrow(tab)) == x$best, "*", "")
   tab[] <- lapply(tab, function(v) if (is.numeric(v)) fmt(v, digits) else v)
@@ -358,6 +417,11 @@ print.summary.rff_cv <- function(x, digits = max(3L, getOption("digits") - 3L), 
   cat(sprintf("\nlambda_min = %s, lambda_1se = %s\n", fmt(x$lambda_min, digits),
               fmt(x$lambda_1se, digits)))
   f <- x$fit
+  if (glm) {
+    cat("\n")
+    print(f, digits = digits)
+    return(invisible(x))
+  }
   cat(sprintf("Refit on all rows at lambda_min: effective df = %s, residual standard error: %s, R-squared: %s\n",
               fmt(f$df, digits), fmt(f$sigma[1L], digits), fmt(f$r.squared[1L], digits)))
   invisible(x)
@@ -374,14 +438,15 @@ plot.rff_cv <- function(x, y, ...) {
     hi <- cvm[o, 1L] + x$cvsd[o, 1L]
     graphics::plot(lam, cvm[o, 1L], log = "x", type = "b", pch = 20,
                    ylim = range(lo, hi, finite = TRUE), xlab = expression(lambda),
-                   ylab = "CV mean squared error", main = "Cross-validation", ...)
+                   ylab = paste("CV", cv_measure_label(x)), main = "Cross-validation", ...)
     graphics::segments(lam, lo, lam, hi, col = "grey50")
   } else {
     cols <- seq_len(ncol(cvm))
     graphics::matplot(lam, cvm[o, , drop = FALSE], log = "x", type = "l", lty = 1,
                       col = cols, xlab = expression(lambda),
-                      ylab = "CV mean squared error", main = "Cross-validation", ...)
-    graphics::legend("topleft", legend = colnames(cvm), col = cols, lty = 1,
+                      ylab = paste("CV", cv_measure_label(x)), main = "Cross-validation", ...)
+    graphics::legend(if (identical(x$type.measure, "auc")) "bottomleft" else "topleft",
+                     legend = colnames(cvm), col = cols, lty = 1,
                      title = "lengthscale", bty = "n")
   }
   graphics::points(x$lambda_min, x$cvm[x$best[1L], x$best[2L]], pch = 4, cex = 2)

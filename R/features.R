@@ -102,6 +102,8 @@ print.rff_features <- function(x, ...) {
 #' @importFrom stats makepredictcall
 #' @export
 makepredictcall.rff_features <- function(var, call) {
+  # a feature matrix named in a formula (lm(y ~ Z)) is a symbol, not a call
+  if (!is.call(call)) return(NextMethod())
   fun <- call[[1L]]
   # rff_features(...) or rff::rff_features(...)
   if (is.call(fun) && length(fun) == 3L && as.character(fun[[1L]]) %in% c("::", ":::")) {

@@ -638,13 +638,13 @@ check_level <- function(level) {
 # of the method's call, evaluated where the method was called, then the
 # default method on it; the fit and the frame's terms, levels and
 # contrasts, which predict() needs.
-fit_formula <- function(fit_default, ...) {
+fit_formula <- function(fit_default, ..., .response = "numeric") {
   mc <- match.call(sys.function(-1L), sys.call(-1L), expand.dots = FALSE)
   env <- parent.frame(2L)
   if ("intercept" %in% names(list(...))) {
     rff_abort("intercept", "with a formula the intercept is set by the formula (`y ~ x - 1` has none); do not give `intercept`")
   }
-  frame <- formula_frame(mc, env)
+  frame <- formula_frame(mc, env, .response)
   fit <- fit_default(frame$x, frame$y, intercept = frame$intercept,
                      weights = frame$weights, offset = frame$offset, ...)
   list(fit = fit, model = frame$model)
@@ -655,7 +655,7 @@ fit_formula <- function(fit_default, ...) {
 # model matrix without its intercept column), y, whether the formula has an
 # intercept, the weights and the offset (offset() terms and the `offset`
 # argument), and in `model` what predict() needs to rebuild x.
-formula_frame <- function(call, env) {
+formula_frame <- function(call, env, response = "numeric") {
   m <- match(c("formula", "data", "subset", "weights", "na.action", "offset"),
              names(call), 0L)
   mf <- call[c(1L, m)]
@@ -665,8 +665,10 @@ formula_frame <- function(call, env) {
   mt <- attr(mf, "terms")
   y <- stats::model.response(mf)
   if (is.null(y)) rff_abort("formula", "`formula` must have a response")
-  check_response_kind(y, "formula")
-  y <- stats::model.response(mf, "numeric")
+  if (response == "numeric") {
+    check_response_kind(y, "formula")
+    y <- stats::model.response(mf, "numeric")
+  }
   x <- stats::model.matrix(mt, mf)
   contrasts <- attr(x, "contrasts")
   x <- x[, colnames(x) != "(Intercept)", drop = FALSE]

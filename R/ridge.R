@@ -182,7 +182,7 @@
 #' # formula interface, with a factor
 #' d <- data.frame(y = y, u = x[, 1], v = x[, 2], g = factor(x[, 1] > 0.5))
 #' summary(rff_ridge(y ~ u + v + g, data = d, D = 200))
-#' @importFrom stats coef fitted nobs predict residuals
+#' @importFrom stats coef fitted logLik nobs predict residuals
 #' @importFrom graphics plot
 #' @export
 rff_ridge <- function(x, ...) UseMethod("rff_ridge")
@@ -207,22 +207,8 @@ rff_ridge.default <- function(x, y, lambda = NULL, map = NULL, intercept = TRUE,
   chunk_size <- check_chunk_size(chunk_size, m$map$D)
   search <- NULL
   fit_rows <- function(map, rows) {
-    x <- m$x[rows, , drop = FALSE]
-    y <- m$y[rows, , drop = FALSE]
-    w <- if (is.null(m$weights)) NULL else m$weights[rows]
-    stats <- accumulate_stats(x, y, map, a$intercept, chunk_size, a$threads, a$progress, w)
-    # fewer rows than features: the path's eigenproblem is solved on n x n
-    features <- if (nrow(x) <= map$D && length(a$path$lambda) != 1L) {
-      list(Z = .Call(C_rff_features, x, map, a$threads), w = w)
-    }
-    loo <- NULL
-    if (criterion == "loo") {
-      i <- loo_rows(length(rows))
-      loo <- list(x = x[i, , drop = FALSE], y = y[i, , drop = FALSE],
-                  weights = if (is.null(w)) NULL else w[i],
-                  chunk_size = chunk_size, threads = a$threads)
-    }
-    ridge_from_stats(stats, a$path, loo, features)
+    ridge_rows_fit(m, map, rows, a$path, a$intercept, chunk_size, a$threads, criterion,
+                   a$progress)
   }
   n <- nrow(m$x)
   if (is.null(m$candidates)) {
@@ -264,6 +250,29 @@ rff_ridge.rff_stats <- function(x, lambda = NULL, nlambda = 50,
   fit <- ridge_from_stats(x, path)
   fit$call <- cl
   fit
+}
+
+# The ridge fit of rows `rows` of the prepared data `m` (x, y, weights) at
+# `map` over the lambda path `path`, lambda_best by `criterion` (LOO: on
+# at most 5,000 of the rows).
+ridge_rows_fit <- function(m, map, rows, path, intercept, chunk_size, threads, criterion,
+                           progress = FALSE) {
+  x <- m$x[rows, , drop = FALSE]
+  y <- m$y[rows, , drop = FALSE]
+  w <- if (is.null(m$weights)) NULL else m$weights[rows]
+  stats <- accumulate_stats(x, y, map, intercept, chunk_size, threads, progress, w)
+  # fewer rows than features: the path's eigenproblem is solved on n x n
+  features <- if (nrow(x) <= map$D && length(path$lambda) != 1L) {
+    list(Z = .Call(C_rff_features, x, map, threads), w = w)
+  }
+  loo <- NULL
+  if (criterion == "loo") {
+    i <- loo_rows(length(rows))
+    loo <- list(x = x[i, , drop = FALSE], y = y[i, , drop = FALSE],
+                weights = if (is.null(w)) NULL else w[i],
+                chunk_size = chunk_size, threads = threads)
+  }
+  ridge_from_stats(stats, path, loo, features)
 }
 
 # lengthscale = "auto" in rff_ridge(): every candidate rescales the same
