@@ -420,17 +420,18 @@ check_fit_args <- function(x, y, lambda, intercept, nlambda, lambda_min_ratio,
        progress = check_flag(progress, "progress"))
 }
 
-# Row weights: NULL, or one non-negative finite number per row, not all zero.
-check_weights <- function(weights, n) {
+# Row weights: NULL, or one non-negative finite number per row, not all zero
+# (unless `zero_ok`: the weights of one block among several).
+check_weights <- function(weights, n, arg = "weights", zero_ok = FALSE) {
   if (is.null(weights)) return(NULL)
   if (!is_number(weights) || length(weights) != n) {
-    rff_abort("weights", sprintf("`weights` must be NULL or %d non-negative numbers (one per row), got %s",
-                                 n, show_value(weights)))
+    rff_abort(arg, sprintf("`%s` must be NULL or %d non-negative numbers (one per row), got %s",
+                           arg, n, show_value(weights)))
   }
   if (anyNA(weights) || any(!is.finite(weights)) || any(weights < 0)) {
-    rff_abort("weights", "`weights` must be non-negative and finite")
+    rff_abort(arg, sprintf("`%s` must be non-negative and finite", arg))
   }
-  if (!any(weights > 0)) rff_abort("weights", "`weights` must not all be zero")
+  if (!zero_ok && !any(weights > 0)) rff_abort(arg, sprintf("`%s` must not all be zero", arg))
   as.double(weights)
 }
 

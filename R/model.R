@@ -159,7 +159,9 @@ rescale_map <- function(map, lengthscale) {
 accumulate_stats <- function(x, y, map, intercept, chunk_size, threads, progress,
                              weights = NULL) {
   n <- nrow(x)
-  yshift <- if (is.null(weights)) colMeans(y) else colSums(y * weights) / sum(weights)
+  # rows of total weight zero add nothing, around any finite shift
+  yshift <- if (is.null(weights) || !any(weights > 0)) colMeans(y) else
+    colSums(y * weights) / sum(weights)
   names(yshift) <- NULL
   nchunks <- ceiling(n / chunk_size)
   started <- proc.time()[["elapsed"]]

@@ -51,12 +51,27 @@
 #' statistics without reading the other chunks again. A cluster that breaks
 #' (a worker that dies) fails the chunks of its round in the same way.
 #'
-#' **Weights.** Weighted statistics are not supported yet: the streamed
-#' accumulation in C sums unweighted rows, so `weights` must be `NULL` and
-#' a `read()` that returns `weights` is a failing chunk. For the same
-#' reason there is no such function for iteratively reweighted fits (a
-#' generalized linear model needs one weighted pass over the data per
-#' iteration).
+#' **Weights.** Row weights give the weighted statistics of [rff_stats()]
+#' (Z'WZ, Z'Wy, ..., and the total weight `wsum`), so that [rff_ridge()] on
+#' the result fits what
+#' `rff_ridge(x, y, weights = w, map = map, standardize = FALSE)` fits on all
+#' rows. They can come three ways, one at a time: `read(chunk)` returns them
+#' as `weights` beside `x` and `y` (weights stored with the data); `weights`
+#' is a function, called on the worker as `weights(chunk, data)` with what
+#' `read(chunk)` returned (weights computed from the data, or read from a file
+#' of their own); or `weights` is a list parallel to `chunks`, element `i`
+#' holding the weights of chunk `i`'s rows (weights in this session; each
+#' worker gets only its chunk's). Each gives one non-negative finite weight
+#' per row of the chunk, or `NULL` for a chunk whose rows all weigh 1. A chunk
+#' whose rows all weigh 0 adds nothing (its statistics count 0 rows); every
+#' row weighing 0 is an error. A `weights` list is checked before any chunk is
+#' read (an `rff_error` naming `weights` or `weights[[i]]`), except the
+#' lengths of its elements, which only the workers know. Weights that are not
+#' numbers, negative, missing, infinite or of the wrong number on a worker
+#' fail their chunk, with a message naming where they came from
+#' (`read(chunk)$weights`, `weights(chunk, data)` or `weights[[i]]`). There is
+#' no such function for iteratively reweighted fits (a generalized linear
+#' model needs one weighted pass over the data per iteration).
 #'
 #' @param chunks What identifies each piece of data: a list or a vector with
 #'   one element per chunk (file paths, row ranges, query strings, ...).
@@ -64,11 +79,16 @@
 #' @param read A function called on the worker as `read(chunk, ...)` that
 #'   returns `list(x = , y = )`: the inputs (a numeric matrix, data frame or
 #'   vector with `map$d` columns) and the response (a vector with one value
-#'   per row, or a matrix with one column per response) of that chunk.
+#'   per row, or a matrix with one column per response) of that chunk; and
+#'   optionally `weights`, one per row (see Details).
 #' @param map An `"rff_map"` from [rff_map()], shared by all chunks.
 #' @param cluster `NULL` (this process), a cluster from
 #'   [parallel::makeCluster()], or `"future"` (the current [future::plan()]).
-#' @param weights Must be `NULL`: weighted statistics are not supported yet.
+#' @param weights Row weights, if `read()` does not return them: `NULL`
+#'   (all rows weigh 1), a function called on the worker as `weights(chunk,
+#'   data)`, where `data` is what `read(chunk)` returned, giving the weights
+#'   of that chunk's rows, or a list with one element per chunk (in the order
+#'   of `chunks`), each the weights of that chunk's rows. See Details.
 #' @param retries How many more times a failing chunk is tried.
 #' @param progress Show a text progress bar over chunks.
 #' @param keep_chunks Keep the statistics of every chunk in the result
@@ -105,6 +125,10 @@
 #' s
 #' fit <- rff_ridge(s)
 #' cv <- rff_cv(s)              # the four files are the folds
+#' # row weights computed on the worker from what read() returned
+#' sw <- rff_stats_apply(files, readRDS, m, progress = FALSE,
+#'                       weights = function(chunk, data) 1 / (1 + data$x[, 2]))
+#' coef(rff_ridge(sw, lambda = 1e-4))[1:3]
 #' cv$lambda_best
 #' # a reader that fails: the error names the chunk and keeps the rest
 #' e <- tryCatch(rff_stats_apply(c(files, "missing.rds"), readRDS, m, progress = FALSE),
@@ -134,7 +158,7 @@ rff_stats_apply <- function(chunks, read, map, cluster = NULL, weights = NULL,
   }
   check_map(map)
   engine <- check_engine(cluster)
-  if (!is.null(weights)) weights_abort("weights")
+  weights <- check_apply_weights(weights, length(chunks))
   retries <- check_count(retries, "retries", lo = 0, hi = 1000)
   progress <- check_flag(progress, "progress")
   keep_chunks <- check_flag(keep_chunks, "keep_chunks")
@@ -148,8 +172,8 @@ rff_stats_apply <- function(chunks, read, map, cluster = NULL, weights = NULL,
     check_stats_memory(map$D, 2 * engine$workers + 2, TRUE)
   }
 
-  args <- list(read = read, read_args = list(...), map = map,
-               intercept = intercept, chunk_size = chunk_size, threads = threads)
+  args <- list(read = read, read_args = list(...), weights = if (is.function(weights)) weights,
+               map = map, intercept = intercept, chunk_size = chunk_size, threads = threads)
   n_chunks <- length(chunks)
   round_size <- as.integer(min(n_chunks, 2 * engine$workers))
   attempts <- integer(n_chunks)
@@ -165,7 +189,11 @@ rff_stats_apply <- function(chunks, read, map, cluster = NULL, weights = NULL,
   pending <- seq_len(n_chunks)
   for (attempt in 0:retries) {
     for (batch in split(pending, ceiling(seq_along(pending) / round_size))) {
-      results <- run_chunks(engine, chunks[batch], args)
+      # each chunk travels with its position and, from a list, its weights
+      jobs <- lapply(batch, function(i) {
+        list(chunk = chunks[[i]], index = i, weights = if (is.list(weights)) weights[[i]])
+      })
+      results <- run_chunks(engine, jobs, args)
       for (k in seq_along(batch)) {
         i <- batch[k]
         attempts[i] <- attempts[i] + 1L
@@ -193,6 +221,9 @@ rff_stats_apply <- function(chunks, read, map, cluster = NULL, weights = NULL,
   }
   if (!is.null(total)) total$chunks <- kept
   if (length(pending)) chunk_abort(chunks, pending, attempts, errors, total)
+  if (!(stats_wsum(total) > 0)) {
+    rff_abort("weights", "every row of every chunk has weight zero: there is nothing to fit")
+  }
   total
 }
 
@@ -232,23 +263,51 @@ check_engine <- function(cluster) {
 
 has_package <- function(pkg) requireNamespace(pkg, quietly = TRUE)
 
-weights_abort <- function(arg) {
-  rff_abort(arg, sprintf(paste0(
-    "`%s` cannot be used: weighted statistics are not supported yet (the streamed ",
-    "accumulation sums unweighted rows)"), arg))
+# `weights` of rff_stats_apply(): NULL, a function(chunk, data) run on the
+# workers, or a list with one element per chunk, each NULL or numbers
+# checked here (their number against the chunk's rows on the worker).
+check_apply_weights <- function(weights, k) {
+  if (is.null(weights)) return(NULL)
+  if (is.function(weights)) {
+    f <- formals(args(weights))
+    if (length(f) < 2L && !"..." %in% names(f)) {
+      rff_abort("weights", sprintf(paste0(
+        "`weights` must be a function of two arguments, called as weights(chunk, data); ",
+        "got a function of %d"), length(f)))
+    }
+    return(weights)
+  }
+  if (!is.list(weights) || is.data.frame(weights) || length(weights) != k) {
+    rff_abort("weights", sprintf(paste0(
+      "`weights` must be NULL, a function(chunk, data) giving the weights of a chunk's rows, ",
+      "or a list with one element per chunk (%d), got %s"), k, show_value(weights)))
+  }
+  for (i in seq_len(k)) {
+    w <- weights[[i]]
+    if (is.null(w)) next
+    arg <- sprintf("weights[[%d]]", i)
+    if (!is_number(w) || !length(w)) {
+      rff_abort(arg, sprintf(
+        "`%s` must be NULL or non-negative numbers, one per row of chunk %d, got %s",
+        arg, i, show_value(w)))
+    }
+    check_weights(w, length(w), arg, zero_ok = TRUE)
+  }
+  weights
 }
 
-# The results of one round, one list(stats, error) per chunk. A failure of
-# the engine itself (a worker that died) fails every chunk of the round.
-run_chunks <- function(engine, chunks, args) {
+# The results of one round, one list(stats, error) per job (a chunk, its
+# position and its weights). A failure of the engine itself (a worker that
+# died) fails every chunk of the round.
+run_chunks <- function(engine, jobs, args) {
   results <- tryCatch(switch(engine$kind,
-    sequential = lapply(chunks, function(ch) do.call(chunk_stats, c(list(ch), args))),
+    sequential = lapply(jobs, function(job) do.call(chunk_stats, c(list(job), args))),
     cluster = do.call(parallel::clusterApplyLB,
-                      c(list(cl = engine$cluster, x = chunks, fun = chunk_stats), args)),
-    future = future.apply::future_lapply(chunks, do.call(chunk_job, args))
+                      c(list(cl = engine$cluster, x = jobs, fun = chunk_stats), args)),
+    future = future.apply::future_lapply(jobs, do.call(chunk_job, args))
   ), error = function(e) {
     msg <- paste0("the ", engine$kind, " engine failed: ", conditionMessage(e))
-    rep(list(list(stats = NULL, error = msg)), length(chunks))
+    rep(list(list(stats = NULL, error = msg)), length(jobs))
   })
   lapply(results, function(r) {
     if (is.list(r) && (inherits(r$stats, "rff_stats") || is.character(r$error))) return(r)
@@ -261,24 +320,27 @@ run_chunks <- function(engine, chunks, args) {
 # future: it looks for the globals a reader needs (variables of the user's
 # session) in the function it runs and the closures that one holds, not in
 # functions passed as arguments.
-chunk_job <- function(read, read_args, map, intercept, chunk_size, threads) {
+chunk_job <- function(read, read_args, weights, map, intercept, chunk_size, threads) {
   force(read)
   force(read_args)
+  force(weights)
   force(map)
   force(intercept)
   force(chunk_size)
   force(threads)
-  function(chunk) chunk_stats(chunk, read, read_args, map, intercept, chunk_size, threads)
+  function(job) {
+    chunk_stats(job, read, read_args, weights, map, intercept, chunk_size, threads)
+  }
 }
 
 # Runs on the worker: reads one chunk and returns its statistics without
 # the map (this process holds it), or the error message with the warnings
 # that preceded it (readRDS() says which file it could not open only there).
-chunk_stats <- function(chunk, read, read_args, map, intercept, chunk_size, threads) {
+chunk_stats <- function(job, read, read_args, weights, map, intercept, chunk_size, threads) {
   warned <- character()
   tryCatch(withCallingHandlers({
-    data <- do.call(read, c(list(chunk), read_args))
-    s <- stats_of_read(data, map, intercept, chunk_size, threads)
+    data <- do.call(read, c(list(job$chunk), read_args))
+    s <- stats_of_read(data, job, weights, map, intercept, chunk_size, threads)
     s["map"] <- list(NULL)
     list(stats = s, error = NULL)
   }, warning = function(w) warned <<- c(warned, conditionMessage(w))),
@@ -291,23 +353,41 @@ chunk_stats <- function(chunk, read, read_args, map, intercept, chunk_size, thre
   })
 }
 
-# The statistics of what read(chunk) returned, checked like rff_stats()'s
-# arguments.
-stats_of_read <- function(data, map, intercept, chunk_size, threads) {
+# The statistics of what read(chunk) returned for `job`, checked like
+# rff_stats()'s arguments, weighted as chunk_weights() says.
+stats_of_read <- function(data, job, weights, map, intercept, chunk_size, threads) {
   if (!is.list(data) || is.data.frame(data) || !all(c("x", "y") %in% names(data))) {
     rff_abort("read", sprintf("`read(chunk)` must return a list with elements `x` and `y`, got %s",
                               show_value(data)))
   }
-  if (!is.null(data$weights)) weights_abort("read(chunk)$weights")
   extra <- setdiff(names(data), c("x", "y", "weights"))
   if (length(extra)) {
-    rff_abort("read", sprintf("`read(chunk)` returned `%s`, which is not used; return only `x` and `y`",
-                              extra[1L]))
+    rff_abort("read", sprintf(
+      "`read(chunk)` returned `%s`, which is not used; return only `x`, `y` and `weights`",
+      extra[1L]))
   }
   x <- check_x(data$x, "read(chunk)$x")
   y <- check_y(data$y, nrow(x), "read(chunk)$y")
   check_x_matches_map(x, map, "read(chunk)$x")
-  accumulate_stats(x, y, map, intercept, chunk_size, threads, FALSE)
+  w <- chunk_weights(data, job, weights, nrow(x))
+  accumulate_stats(x, y, map, intercept, chunk_size, threads, FALSE, w)
+}
+
+# The weights of one chunk's n rows (NULL: all 1), from read(chunk), from
+# the function weights(chunk, data), or from the job (an element of the
+# `weights` list); all zero is allowed here, as the chunk may be one of many.
+chunk_weights <- function(data, job, weights, n) {
+  if (!is.null(data[["weights"]])) {
+    if (!is.null(weights) || !is.null(job$weights)) {
+      rff_abort("weights", paste0(
+        "`read(chunk)` returned `weights` and `weights` is given too; give the weights one way"))
+    }
+    return(check_weights(data[["weights"]], n, "read(chunk)$weights", zero_ok = TRUE))
+  }
+  if (is.function(weights)) {
+    return(check_weights(weights(job$chunk, data), n, "weights(chunk, data)", zero_ok = TRUE))
+  }
+  check_weights(job$weights, n, sprintf("weights[[%d]]", job$index), zero_ok = TRUE)
 }
 
 # "chunk 3", with the chunk's name or short value: chunk 3 ("part-3.rds").
@@ -379,19 +459,22 @@ cv_from_stats <- function(stats, lambda, nlambda, lambda_min_ratio, supplied, ca
   path <- check_path(lambda, nlambda, lambda_min_ratio)
   total <- stats
   total$chunks <- NULL
-  n <- total$n
   k <- length(folds)
-  lambda <- lambda_values(path, normal_equations(total)$A, n)
+  sys <- normal_equations(total)
+  lambda <- lambda_values(path, sys$A, sys$w)
   sse <- t(vapply(seq_len(k), function(j) {
     train <- combine_stats(list(total, folds[[j]]), "x", sign = c(1, -1))
     p <- solve_path(normal_equations(train), lambda)
     heldout_sse(folds[[j]], p)
   }, numeric(length(lambda))))
   sse <- matrix(sse, k)
+  # weighted as rff_cv() on data: a fold counts by its total weight
   nj <- vapply(folds, function(s) s$n, numeric(1))
-  mse <- sse / nj
-  cvm <- colSums(sse) / n
-  cvsd <- sqrt(colSums(nj * (mse - rep(cvm, each = k))^2) / n / max(k - 1, 1))
+  wj <- vapply(folds, stats_wsum, numeric(1))
+  W <- sum(wj)
+  mse <- sse / pmax(wj, .Machine$double.xmin)
+  cvm <- colSums(sse) / W
+  cvsd <- sqrt(colSums(wj * (mse - rep(cvm, each = k))^2) / W / max(k - 1, 1))
   best <- which.min(cvm)
   fit <- ridge_from_stats(total, list(lambda = lambda[best]))
   fit$call <- call

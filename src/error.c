@@ -173,7 +173,6 @@ SEXP rff_kernel_error(SEXP x, SEXP y, SEXP K, SEXP source, SEXP reps_,
     }
 
     double *err = REAL(errors);
-    const double one = 1.0, zero = 0.0;
     int D = fm.D;
     for (int r = 0; r < reps; r++) {
         if (!fixed) {
@@ -186,9 +185,7 @@ SEXP rff_kernel_error(SEXP x, SEXP y, SEXP K, SEXP source, SEXP reps_,
         if (symmetric) {
             rff_featurize(&fm, px, n, n, zx, n, threads);
             /* lower triangle by dsyrk, then mirrored */
-            int blas_prev = rff_blas_set_threads(1);
-            F77_CALL(dsyrk)("L", "N", &n, &D, &one, zx, &n, &zero, est, &n FCONE FCONE);
-            rff_blas_set_threads(blas_prev);
+            rff_dsyrk1("L", "N", n, D, zx, n, 0.0, est, n);
             for (int j = 1; j < n; j++)
                 for (int i = 0; i < j; i++)
                     est[i + (R_xlen_t) j * n] = est[j + (R_xlen_t) i * n];
@@ -199,10 +196,7 @@ SEXP rff_kernel_error(SEXP x, SEXP y, SEXP K, SEXP source, SEXP reps_,
         } else {
             rff_featurize(&fm, px, n, n, zx, n, threads);
             rff_featurize(&fm, py, m, m, zy, m, threads);
-            int blas_prev = rff_blas_set_threads(1);
-            F77_CALL(dgemm)("N", "T", &n, &m, &D, &one, zx, &n, zy, &m, &zero,
-                            est, &n FCONE FCONE);
-            rff_blas_set_threads(blas_prev);
+            rff_dgemm1("N", "T", n, m, D, zx, n, zy, m, 0.0, est, n);
         }
         double max_abs = 0.0, sum_abs = 0.0, sum_sq = 0.0;
         for (R_xlen_t i = 0; i < nm; i++) {

@@ -52,6 +52,13 @@ enum { RFF_BLAS_PLAIN = 0, RFF_BLAS_OPENBLAS = 1, RFF_BLAS_BLIS = 2, RFF_BLAS_MK
 int rff_blas_kind(void);
 int rff_blas_get_threads(void);
 int rff_blas_set_threads(int n);
+/* c = op(a) op(b) + beta c (dgemm, alpha = 1), and c = a a' or a'a + beta c
+   (dsyrk, alpha = 1), each on one BLAS thread. */
+void rff_dgemm1(const char *ta, const char *tb, int m, int n, int k,
+                const double *a, int lda, const double *b, int ldb,
+                double beta, double *c, int ldc);
+void rff_dsyrk1(const char *uplo, const char *trans, int n, int k,
+                const double *a, int lda, double beta, double *c, int ldc);
 /* R_CheckUserInterrupt(), counted (see rff_runtime_info). */
 void rff_check_interrupt(void);
 

@@ -111,7 +111,6 @@ SEXP rff_ridge_stats(SEXP x, SEXP y, SEXP yshift, SEXP weights, SEXP map,
     double *yb = (double *) R_alloc((size_t) cs * q, sizeof(double));
     double *sw = pw ? (double *) R_alloc((size_t) cs, sizeof(double)) : NULL;
     const double *px = REAL(x), *py = REAL(y), *shift = REAL(yshift);
-    const double one = 1.0;
     for (int r0 = from; r0 < to; r0 += cs) {
         int nr = to - r0 < cs ? to - r0 : cs;
         rff_featurize(&fm, px + r0, n, nr, z, cs, threads);
@@ -141,10 +140,7 @@ SEXP rff_ridge_stats(SEXP x, SEXP y, SEXP yshift, SEXP weights, SEXP map,
             pys[k] += s;
             pyy[k] += ss;
         }
-        int blas_prev = rff_blas_set_threads(1);
-        F77_CALL(dgemm)("T", "N", &D, &q, &nr, &one, z, &cs, yb, &cs, &one,
-                        pzty, &D FCONE FCONE);
-        rff_blas_set_threads(blas_prev);
+        rff_dgemm1("T", "N", D, q, nr, z, cs, yb, cs, 1.0, pzty, D);
         for (int j = 0; j < D; j++) {
             const double *zj = z + (R_xlen_t) j * cs;
             double s = 0;
@@ -188,16 +184,12 @@ SEXP rff_ridge_predict(SEXP x, SEXP map, SEXP beta, SEXP chunk_size,
     int cs = chunk_rows(chunk_size, D, n);
     SEXP out = PROTECT(Rf_allocMatrix(REALSXP, n, k));
     double *z = (double *) R_alloc((size_t) cs * D, sizeof(double));
-    const double one = 1.0, zero = 0.0;
     for (int r0 = 0; r0 < n; r0 += cs) {
         int nr = n - r0 < cs ? n - r0 : cs;
         rff_featurize(&fm, REAL(x) + r0, n, nr, z, cs, threads);
-        if (k > 0) {
-            int blas_prev = rff_blas_set_threads(1);
-            F77_CALL(dgemm)("N", "N", &nr, &k, &D, &one, z, &cs, REAL(beta), &D,
-                            &zero, REAL(out) + r0, &n FCONE FCONE);
-            rff_blas_set_threads(blas_prev);
-        }
+        if (k > 0)
+            rff_dgemm1("N", "N", nr, k, D, z, cs, REAL(beta), D, 0.0,
+                       REAL(out) + r0, n);
         rff_check_interrupt();
     }
     UNPROTECT(1);

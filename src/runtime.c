@@ -129,6 +129,29 @@ int rff_blas_set_threads(int n)
     return prev;
 }
 
+/* One BLAS call held at one BLAS thread, the previous count restored after
+   it, as wherever rff calls the BLAS (syrk_blocks() in ridge.c says why). */
+void rff_dgemm1(const char *ta, const char *tb, int m, int n, int k,
+                const double *a, int lda, const double *b, int ldb,
+                double beta, double *c, int ldc)
+{
+    const double one = 1.0;
+    int prev = rff_blas_set_threads(1);
+    F77_CALL(dgemm)(ta, tb, &m, &n, &k, &one, a, &lda, b, &ldb, &beta, c, &ldc
+                    FCONE FCONE);
+    rff_blas_set_threads(prev);
+}
+
+void rff_dsyrk1(const char *uplo, const char *trans, int n, int k,
+                const double *a, int lda, double beta, double *c, int ldc)
+{
+    const double one = 1.0;
+    int prev = rff_blas_set_threads(1);
+    F77_CALL(dsyrk)(uplo, trans, &n, &k, &one, a, &lda, &beta, c, &ldc
+                    FCONE FCONE);
+    rff_blas_set_threads(prev);
+}
+
 /* Interrupt checks, counted; when the countdown is armed, the check at
    which it reaches zero raises SIGINT first, as a Ctrl-C would. */
 static double checks_done = 0;

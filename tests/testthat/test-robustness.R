@@ -77,7 +77,9 @@ fns <- list(
   rff_blas_info = args_of("threads"),
   rff_spectral = args_of(sample = "sampler_fn", kappa = "kappa_fn", "name"),
   c = args_of(a = "stats1", b = "stats"),
-  user_map = args_of("d", "D", kernel = "spectral", "lengthscale", "variant")
+  user_map = args_of("d", "D", kernel = "spectral", "lengthscale", "variant"),
+  rff_stats_apply = args_of("chunks", read = "reader", "map", "cluster", weights = "chunk_weights",
+                            "retries", keep_chunks = "keep", "intercept", "chunk_size", "threads")
 )
 # a map drawn from a user-defined spectral measure
 user_map <- function(...) rff_map(...)
@@ -98,7 +100,7 @@ pools$spectral <- list(rff_spectral(function(m, d) matrix(rnorm(m * d), d, m),
                        rff_spectral(function(m, d) matrix(Inf, d, m), function(delta) 1),
                        "gaussian", list(sample = 1))
 required <- c("d", "x", "delta", "eps", "object", "y", "sample", "kappa", "a", "diameter",
-              "prob")
+              "prob", "chunks", "read")
 pools$degree <- list(2, 1, 3, 0, 31, 1.5, NA, "2", NULL)
 pools$offset <- list(1, 0, 2.5, -1, NA, Inf, "a", NULL)
 pools$sampler <- list("iid", "nystrom", "orthogonal", "qmc", "x", NA, NULL, 1)
@@ -111,6 +113,39 @@ pools$map <- c(pools$map, list(rff_map(2, D = 5, kernel = "polynomial"),
 pools$diameter <- list(1, 4, 0.5, 0, -1, NA, Inf, "a", NULL, c(1, 2))
 pools$prob <- list(0.01, 0.5, 0.1, 0, 1, -1, NA, "a", NULL)
 pools$d <- list(1, 2, 3L, 0, -1, 2.5, NA, "2", NULL, 1e10)
+# rff_stats_apply(): chunks, readers of a chunk (5 rows of 2 columns when
+# valid), row weights, retries and engines
+pools$chunks <- list(1:2, list(a = "p", b = "q", c = "r"), 7L, list(), NULL, data.frame(a = 1),
+                     mean, character(0))
+pools$reader <- list(function(ch) list(x = matrix(rnorm(10), 5, 2), y = rnorm(5)),
+                     function(ch) list(x = data.frame(a = rnorm(5), b = 1:5),
+                                       y = matrix(rnorm(10), 5, 2), weights = rexp(5)),
+                     function(ch, ...) list(x = matrix(rnorm(10), 5, 2), y = rnorm(5),
+                                            weights = c(0, 1, 2, 0, 1)),
+                     function(ch) list(x = matrix(rnorm(15), 5, 3), y = rnorm(5)),
+                     function(ch) list(x = matrix(rnorm(10), 5, 2), y = rnorm(4)),
+                     function(ch) list(x = matrix(rnorm(10), 5, 2), y = rnorm(5),
+                                       weights = c(1, -1, 1, 1, 1)),
+                     function(ch) list(x = matrix(rnorm(10), 5, 2), y = rnorm(5),
+                                       weights = c(1, NA, 1, 1, 1)),
+                     function(ch) list(x = matrix(rnorm(10), 5, 2), y = rnorm(5), weights = 1:2),
+                     function(ch) list(x = matrix(rnorm(10), 5, 2), y = rnorm(5), weights = "1"),
+                     function(ch) list(x = matrix(rnorm(10), 5, 2), y = rnorm(5), offset = 1),
+                     function(ch) list(x = matrix(NA_real_, 5, 2), y = rnorm(5)),
+                     function(ch) list(x = matrix(rnorm(10), 5, 2), y = rnorm(5),
+                                       weights = rep(0, 5)),
+                     function(ch) stop("cannot read ", ch[[1]]), function(ch) 42,
+                     function(ch) NULL, function() 1, "readRDS", NULL, 1)
+pools$chunk_weights <- list(NULL, function(chunk, data) rep(2, NROW(data$x)),
+                            function(chunk, data, ...) runif(NROW(data$x)),
+                            function(chunk, data) -1, function(chunk, data) NA,
+                            function(chunk, data) rep(Inf, NROW(data$x)),
+                            function(chunk, data) stop("no weights"), function(chunk) 1,
+                            list(rep(1, 5), rep(1, 5)), list(rep(1, 5), c(1, -1, 1, 1, 1)),
+                            list(1, 2), list(NA, NA), list("a", "b"), list(), 1:2, "w",
+                            data.frame(w = 1:2))
+pools$retries <- list(0, 1, -1, NA, 1.5, "a", 1e6, NULL)
+pools$cluster <- list(NULL, "mpi", 2, list(), NA, "future ")
 # how many leading entries of each pool are valid values; they are drawn
 # half of the time so that valid calls are frequent too
 nvalid <- c(x = 3, D = 4, kernel = 4, degree = 3, offset = 3, sampler = 4, landmarks = 3, lengthscale = 4, nu = 5, variant = 2,
@@ -118,7 +153,8 @@ nvalid <- c(x = 3, D = 4, kernel = 4, degree = 3, offset = 3, sampler = 4, landm
             stats = 2, stats1 = 5, spectral = 1,
             threads = 3, map = 3, y = 3, d = 3, resp = 3, lambda = 4, chunk_size = 3,
             reps = 2, keep = 2, folds = 2, delta = 3, eps = 2, newdata = 2, fit = 2,
-            diameter = 3, prob = 3)
+            diameter = 3, prob = 3, chunks = 3, reader = 3, chunk_weights = 3, retries = 2,
+            cluster = 1)
 # predict() gives NA for rows of newdata with missing values (na.pass)
 finite_result <- function(fn, res, args) {
   switch(fn,
@@ -137,6 +173,7 @@ finite_result <- function(fn, res, args) {
     rff_blas_info = inherits(res, "rff_blas_info") && res$threads >= 1L,
     c = inherits(res, "rff_stats") && all(is.finite(res$ZtZ)),
     user_map = inherits(res, "rff_map") && all(is.finite(res$omega)),
+    rff_stats_apply = inherits(res, "rff_stats") && all(is.finite(res$ZtZ)) && res$wsum > 0,
     is.numeric(res) && all(is.finite(res)))
 }
 counts <- c(ok = 0, rff_error = 0, other = 0)
@@ -154,7 +191,7 @@ for (i in seq_len(2500)) {
       args[a] <- list(pool[[k]])
     }
   }
-  if (fn %in% c("rff_ridge", "rff_cv")) args$progress <- FALSE
+  if (fn %in% c("rff_ridge", "rff_cv", "rff_stats_apply")) args$progress <- FALSE
   res <- tryCatch(do.call(fn, args), rff_error = function(e) e, error = function(e) e)
   if (inherits(res, "rff_error")) {
     counts["rff_error"] <- counts["rff_error"] + 1
