@@ -354,8 +354,8 @@ check_response_kind <- function(y, arg = "y") {
   if (!is.null(kind)) {
     rff_abort(arg, sprintf(paste0(
       "the response (`%s`) is %s: rff_ridge() and rff_cv() fit regression (gaussian) models. ",
-      "For classification use rff_glm() (family \"binomial\" or \"multinomial\"; ",
-      "coming in the classification release); to treat the classes as numbers ",
+      "For classification use rff_glm() (family \"binomial\" or \"multinomial\"); ",
+      "to treat the classes as numbers ",
       "by least squares, give a numeric response explicitly, e.g. as.numeric(y == \"yes\")"),
       arg, kind))
   }

@@ -617,7 +617,7 @@ check_predict_type <- function(type, class_pointer = TRUE) {
   if (identical(type, "class")) {
     rff_abort("type", paste0(
       "`type` \"class\" is for classifiers; rff_ridge() fits a regression. ",
-      "Use rff_glm() (coming in the classification release) for class predictions"))
+      "Use rff_glm() (kernel logistic or multinomial regression) for class predictions"))
   }
   check_string(type, "type", c("response", "link"))
 }

@@ -80,7 +80,7 @@
 #'
 #' **Response.** A factor, logical or character response is an `rff_error`:
 #' ridge regression is not a classifier; use the classification function
-#' `rff_glm()` (coming in the classification release), or give a numeric
+#' [rff_glm()] (kernel logistic or multinomial regression), or give a numeric
 #' coding explicitly to fit it by least squares.
 #'
 #' **Speed.** Z'Z is computed by the BLAS. When it takes more than 10

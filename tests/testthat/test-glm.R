@@ -1,0 +1,327 @@
+# rff_glm(): kernel GLMs on random features, against glm(), nnet::multinom(),
+# glmnet and finite differences on the same feature matrix.
+
+glm_data <- function(n = 400, seed = 1) {
+  set.seed(seed)
+  x <- matrix(rnorm(2 * n), n, 2)
+  list(x = x, off = runif(n, -0.5, 0.5), w = sample(1:3, n, replace = TRUE),
+       yb = rbinom(n, 1, plogis(sin(2 * x[, 1]) + x[, 2])),
+       cnt = rpois(n, exp(0.5 + 0.4 * sin(2 * x[, 1]))),
+       cls = factor(c("a", "b", "c")[1 + (x[, 1] > 0) + (x[, 2] > 0.3)]))
+}
+tight <- list(epsilon = 1e-15, maxit = 2000)
+
+test_that("binomial at lambda = 0 is glm() on the features, with weights and an offset", {
+  d <- glm_data()
+  m <- rff_map(2, D = 6, lengthscale = 1.5)
+  Z <- rff_features(d$x, map = m)
+  f <- rff_glm(d$x, d$yb, map = m, lambda = 0, standardize = FALSE, weights = d$w,
+               offset = d$off, control = tight)
+  g <- glm(d$yb ~ Z + offset(d$off), family = binomial, weights = d$w,
+           control = glm.control(epsilon = 1e-14, maxit = 100))
+  expect_equal(unname(coef(f)), unname(coef(g)), tolerance = 1e-6)
+  expect_equal(f$deviance, deviance(g), tolerance = 1e-9)
+  expect_equal(f$null.deviance, g$null.deviance, tolerance = 1e-9)
+  expect_equal(as.numeric(logLik(f)), as.numeric(logLik(g)), tolerance = 1e-9)
+  # df of an unpenalized fit: every coefficient
+  expect_equal(attr(logLik(f), "df"), 7, tolerance = 1e-6)
+  expect_equal(summary(f)$aic, AIC(g), tolerance = 1e-6)
+  expect_equal(unname(fitted(f)), unname(fitted(g)), tolerance = 1e-6)
+  expect_equal(unname(predict(f, d$x[1:5, ], newoffset = d$off[1:5])),
+               unname(predict(g)[1:5]), tolerance = 1e-6)
+})
+
+test_that("poisson at lambda = 0 is glm() on the features, with weights and an offset", {
+  d <- glm_data(seed = 2)
+  m <- rff_map(2, D = 4, lengthscale = 2)
+  Z <- rff_features(d$x, map = m)
+  f <- rff_glm(d$x, d$cnt, family = "poisson", map = m, lambda = 0, standardize = FALSE,
+               weights = d$w, offset = d$off, control = tight)
+  g <- glm(d$cnt ~ Z + offset(d$off), family = poisson, weights = d$w,
+           control = glm.control(epsilon = 1e-14))
+  expect_equal(unname(coef(f)), unname(coef(g)), tolerance = 1e-6)
+  expect_equal(f$deviance, deviance(g), tolerance = 1e-9)
+  expect_equal(f$null.deviance, g$null.deviance, tolerance = 1e-9)
+  expect_equal(as.numeric(logLik(f)), as.numeric(logLik(g)), tolerance = 1e-9)
+  expect_equal(summary(f)$aic, AIC(g), tolerance = 1e-6)
+  expect_equal(unname(predict(f, d$x[1:4, ], type = "response", newoffset = d$off[1:4])),
+               unname(fitted(g)[1:4]), tolerance = 1e-6)
+})
+
+test_that("multinomial at lambda = 0 has nnet::multinom()'s probabilities", {
+  skip_if_not_installed("nnet")
+  d <- glm_data(n = 500, seed = 3)
+  # overlapping classes, so that the unpenalized fit exists
+  set.seed(30)
+  cls <- factor(c("a", "b", "c")[apply(cbind(0, d$x[, 1], d$x[, 2]) +
+                                          matrix(rlogis(1500), 500), 1, which.max)])
+  m <- rff_map(2, D = 4, lengthscale = 2)
+  Z <- rff_features(d$x, map = m)
+  f <- rff_glm(d$x, cls, map = m, lambda = 0, standardize = FALSE, control = tight)
+  g <- nnet::multinom(cls ~ Z, trace = FALSE, reltol = 1e-14, abstol = 1e-14, maxit = 5000)
+  expect_equal(unname(fitted(f)), unname(fitted(g)), tolerance = 1e-5)
+  expect_equal(f$deviance, deviance(g), tolerance = 1e-7)
+  expect_identical(colnames(fitted(f)), c("a", "b", "c"))
+  # the coefficients' class contrasts are those of multinom's baseline coding
+  b <- coef(f)
+  expect_equal(unname(t(b[, 2:3] - b[, 1])), unname(coef(g)), tolerance = 1e-4)
+  # penalized: coefficients sum to zero over classes, intercepts centred
+  fp <- rff_glm(d$x, cls, map = m, lambda = 0.01, standardize = FALSE, control = tight)
+  expect_equal(unname(rowSums(coef(fp))), rep(0, 5), tolerance = 1e-8)
+})
+
+test_that("the penalized fits equal glmnet(alpha = 0) on the same features and lambda", {
+  skip_if_not_installed("glmnet")
+  d <- glm_data(n = 300, seed = 4)
+  m <- rff_map(2, D = 40, lengthscale = 1)
+  Z <- rff_features(d$x, map = m)
+  lam <- 0.02
+  f <- rff_glm(d$x, d$yb, map = m, lambda = lam, standardize = FALSE, weights = d$w,
+               control = tight)
+  g <- glmnet::glmnet(Z, d$yb, family = "binomial", alpha = 0, lambda = lam,
+                      standardize = FALSE, weights = d$w, thresh = 1e-14, maxit = 1e6)
+  expect_equal(unname(coef(f)), as.vector(coef(g)), tolerance = 1e-5)
+  f <- rff_glm(d$x, d$cnt, family = "poisson", map = m, lambda = lam, standardize = FALSE,
+               offset = d$off, control = tight)
+  g <- glmnet::glmnet(Z, d$cnt, family = "poisson", alpha = 0, lambda = lam, offset = d$off,
+                      standardize = FALSE, thresh = 1e-14, maxit = 1e6)
+  expect_equal(unname(coef(f)), as.vector(coef(g)), tolerance = 1e-5)
+  f <- rff_glm(d$x, d$cls, map = m, lambda = lam, standardize = FALSE, control = tight)
+  g <- glmnet::glmnet(Z, d$cls, family = "multinomial", alpha = 0, lambda = lam,
+                      standardize = FALSE, thresh = 1e-14, maxit = 1e6)
+  gb <- do.call(cbind, lapply(coef(g), as.vector))
+  # glmnet's intercepts are identified differently: compare centred ones
+  gb[1L, ] <- gb[1L, ] - mean(gb[1L, ])
+  expect_equal(unname(coef(f)), unname(gb), tolerance = 1e-5)
+})
+
+test_that("the C pass's gradient is the derivative of its loss (finite differences)", {
+  d <- glm_data(n = 200, seed = 5)
+  m <- rff_map(2, D = 8, lengthscale = 1)
+  pass <- function(y, fam, B, a, off = NULL) {
+    .Call(rff:::C_rff_glm_pass, d$x, NULL, m, y, fam, off, as.double(d$w), B, a, 64L, 1L,
+          FALSE)
+  }
+  set.seed(6)
+  cases <- list(list(y = as.double(d$yb), fam = "binomial", K = 1L),
+                list(y = as.double(d$cnt), fam = "poisson", K = 1L),
+                list(y = as.integer(d$cls), fam = "multinomial", K = 3L))
+  for (cs in cases) {
+    B <- matrix(rnorm(8 * cs$K, sd = 0.5), 8, cs$K)
+    a <- rnorm(cs$K, sd = 0.3)
+    off <- if (cs$K == 1L) matrix(d$off) else NULL
+    r <- pass(cs$y, cs$fam, B, a, off)
+    h <- 1e-6
+    num <- B
+    for (j in seq_along(B)) {
+      Bp <- B; Bp[j] <- Bp[j] + h
+      Bm <- B; Bm[j] <- Bm[j] - h
+      num[j] <- (pass(cs$y, cs$fam, Bp, a, off)$loss - pass(cs$y, cs$fam, Bm, a, off)$loss) / (2 * h)
+    }
+    expect_equal(r$grad, num, tolerance = 1e-6, label = cs$fam)
+    num0 <- vapply(seq_len(cs$K), function(k) {
+      ap <- a; ap[k] <- ap[k] + h
+      am <- a; am[k] <- am[k] - h
+      (pass(cs$y, cs$fam, B, ap, off)$loss - pass(cs$y, cs$fam, B, am, off)$loss) / (2 * h)
+    }, 0)
+    expect_equal(r$grad0, num0, tolerance = 1e-6, label = cs$fam)
+    # the loss itself: base R
+    eta <- rff_features(d$x, map = m) %*% B + rep(a, each = 200) + if (is.null(off)) 0 else off[, 1]
+    ll <- switch(cs$fam,
+                 binomial = log1p(exp(eta[, 1])) - cs$y * eta[, 1],
+                 poisson = exp(eta[, 1]) - cs$y * eta[, 1],
+                 multinomial = log(rowSums(exp(eta))) - eta[cbind(1:200, cs$y)])
+    expect_equal(r$loss, sum(d$w * ll), tolerance = 1e-12, label = cs$fam)
+  }
+})
+
+test_that("streamed, cached and threaded fits agree; the fallback path of workspace maps too", {
+  d <- glm_data(n = 1500, seed = 7)
+  m <- rff_map(2, D = 60, lengthscale = 1)
+  a <- rff_glm(d$x, d$cls, map = m, lambda = 1e-3, threads = 1)
+  b <- rff_glm(d$x, d$cls, map = m, lambda = 1e-3, cache_mb = 0, threads = 2)
+  c2 <- rff_glm(d$x, d$cls, map = m, lambda = 1e-3, cache_mb = 0, threads = 1,
+                chunk_size = 100)
+  expect_true(a$cached)
+  expect_false(b$cached)
+  expect_equal(coef(a), coef(b), tolerance = 1e-10)
+  expect_equal(coef(b), coef(c2), tolerance = 1e-10)
+  # a Nystrom map is featurized chunk by chunk: same fit streamed or cached
+  set.seed(8)
+  n1 <- rff_glm(d$x, d$yb, D = 30, sampler = "nystrom", lambda = 1e-3)
+  n2 <- rff_glm(d$x, d$yb, map = n1$map, lambda = 1e-3, cache_mb = 0)
+  expect_equal(coef(n1), coef(n2), tolerance = 1e-10)
+})
+
+test_that("cross-validation folds are fits without the held-out rows", {
+  d <- glm_data(n = 300, seed = 9)
+  m <- rff_map(2, D = 30, lengthscale = 1)
+  foldid <- rep(1:3, 100)
+  lam <- c(0.05, 0.005)
+  f <- rff_glm(d$x, d$yb, map = m, lambda = lam, foldid = foldid, standardize = FALSE,
+               control = tight)
+  dev <- sapply(1:3, function(j) {
+    tr <- foldid != j
+    fj <- rff_glm(d$x[tr, ], d$yb[tr], map = m, lambda = lam, standardize = FALSE,
+                  foldid = rep(1:2, length.out = sum(tr)), control = tight)
+    eta <- predict(fj, d$x[!tr, ], lambda = lam)
+    colMeans(2 * (log1p(exp(eta)) - d$yb[!tr] * eta))
+  })
+  expect_equal(f$cvm, unname(rowMeans(dev)), tolerance = 1e-6)
+  expect_equal(f$lambda_best, lam[which.min(rowMeans(dev))])
+  # rff_cv with the class measure counts misclassified held-out rows
+  cv <- rff_cv(d$x, d$yb, family = "binomial", map = m, lambda = lam, foldid = foldid,
+               standardize = FALSE, type.measure = "class", control = tight)
+  err <- sapply(1:3, function(j) {
+    tr <- foldid != j
+    fj <- rff_glm(d$x[tr, ], d$yb[tr], map = m, lambda = lam, standardize = FALSE,
+                  foldid = rep(1:2, length.out = sum(tr)), control = tight)
+    colMeans((predict(fj, d$x[!tr, ], lambda = lam) > 0) != d$yb[!tr])
+  })
+  expect_equal(unname(cv$cvm[, 1]), unname(rowMeans(err)), tolerance = 1e-12)
+  expect_s3_class(cv$fit, "rff_glm")
+  expect_true(cv$lambda_1se >= cv$lambda_min)
+})
+
+test_that("the weighted AUC is the Mann-Whitney statistic", {
+  set.seed(10)
+  y <- rbinom(50, 1, 0.4)
+  s <- round(rnorm(50) + y, 1)
+  w <- rep(1, 50)
+  pos <- s[y == 1]
+  neg <- s[y == 0]
+  ref <- mean(outer(pos, neg, ">") + 0.5 * outer(pos, neg, "=="))
+  expect_equal(rff:::weighted_auc(y, s, w), ref, tolerance = 1e-12)
+  w2 <- sample(1:3, 50, replace = TRUE)
+  rep_idx <- rep(seq_len(50), w2)
+  expect_equal(rff:::weighted_auc(y, s, w2), rff:::weighted_auc(y[rep_idx], s[rep_idx],
+                                                                 rep(1, length(rep_idx))),
+               tolerance = 1e-12)
+})
+
+test_that("separable classes: the penalty keeps the fit finite and converged", {
+  x <- matrix(c(-2, -1, -0.5, 0.5, 1, 2), ncol = 1)
+  y <- c(0, 0, 0, 1, 1, 1)
+  f <- expect_silent(rff_glm(x, y, D = 20, lambda = 1e-3, lengthscale = 1))
+  expect_true(all(f$converged))
+  expect_true(is.finite(f$deviance))
+  expect_identical(as.integer(predict(f, x, type = "class")) - 1L, as.integer(y))
+  p <- predict(f, x, type = "response")
+  expect_true(all(p > 0 & p < 1))
+})
+
+test_that("too few iterations is a classed warning", {
+  d <- glm_data(seed = 11)
+  expect_warning(rff_glm(d$x, d$cls, D = 50, lambda = 1e-6, lengthscale = 1,
+                         control = list(maxit = 2)),
+                 class = "rff_convergence")
+})
+
+test_that("responses: factors, logicals, 0/1, characters; the second level is the event", {
+  d <- glm_data(n = 200, seed = 12)
+  m <- rff_map(2, D = 20, lengthscale = 1)
+  yf <- factor(ifelse(d$yb == 1, "yes", "no"), levels = c("yes", "no"))
+  f1 <- rff_glm(d$x, yf, map = m, lambda = 0.01)
+  f0 <- rff_glm(d$x, d$yb, map = m, lambda = 0.01)
+  # "no" is the event of yf: coefficients of the opposite sign
+  expect_equal(coef(f1), -coef(f0), tolerance = 1e-6)
+  expect_identical(levels(predict(f1, d$x, type = "class")), c("yes", "no"))
+  f2 <- rff_glm(d$x, d$yb == 1, map = m, lambda = 0.01)
+  expect_equal(coef(f2), coef(f0), tolerance = 1e-10)
+  f3 <- rff_glm(d$x, as.character(d$cls), map = m, lambda = 0.01)
+  expect_identical(f3$family, "multinomial")
+  expect_identical(f3$levels, c("a", "b", "c"))
+  pr <- predict(f3, d$x[1:5, ], type = "response")
+  expect_equal(unname(rowSums(pr)), rep(1, 5), tolerance = 1e-12)
+  expect_identical(as.character(predict(f3, d$x[1:5, ], type = "class")),
+                   c("a", "b", "c")[max.col(pr)])
+  # a level without observations is dropped
+  cl4 <- factor(d$cls, levels = c("a", "b", "c", "z"))
+  expect_identical(rff_glm(d$x, cl4, map = m, lambda = 0.01)$levels, c("a", "b", "c"))
+  # several lambdas: one column each
+  fp <- rff_glm(d$x, d$yb, map = m, lambda = c(0.1, 0.01), folds = 2)
+  expect_identical(dim(predict(fp, d$x[1:3, ], lambda = c(0.1, 0.01))), c(3L, 2L))
+  expect_identical(dim(predict(rff_glm(d$x, d$cls, map = m, lambda = c(0.1, 0.01), folds = 2),
+                               d$x[1:3, ], type = "response", lambda = c(0.1, 0.01))),
+                   c(3L, 3L, 2L))
+})
+
+test_that("the formula method matches the default method, with factors and missing values", {
+  d <- glm_data(n = 300, seed = 13)
+  df <- data.frame(u = d$x[, 1], v = d$x[, 2], g = factor(sample(c("p", "q"), 300, TRUE)),
+                   y = factor(d$yb, labels = c("neg", "pos")))
+  df$u[5] <- NA
+  m <- rff_map(3, D = 30, lengthscale = 1)
+  f <- rff_glm(y ~ u + v + g, data = df, map = m, lambda = 0.01)
+  X <- model.matrix(~ u + v + g, df)[, -1]
+  f0 <- rff_glm(X, df$y[-5], map = m, lambda = 0.01)
+  expect_equal(coef(f), coef(f0), tolerance = 1e-10)
+  expect_identical(nobs(f), 299L)
+  p <- predict(f, df[1:6, ], type = "response")
+  expect_true(is.na(p[5]))
+  expect_equal(unname(p[-5]), unname(predict(f0, X[c(1:4, 5), ], type = "response")),
+               tolerance = 1e-10)
+  # a level absent from the training data
+  nd <- df[1:2, ]
+  nd$g <- factor(c("p", "r"))
+  expect_error(predict(f, nd), class = "rff_error")
+})
+
+test_that("bad inputs are rff_errors naming the argument", {
+  d <- glm_data(n = 100, seed = 14)
+  e <- function(expr, arg) {
+    err <- expect_error(expr, class = "rff_error")
+    expect_identical(err$arg, arg)
+  }
+  e(rff_glm(d$x, rep(1, 100), D = 10), "y")
+  e(rff_glm(d$x, factor(rep("a", 100)), D = 10), "y")
+  e(rff_glm(d$x, d$cls, family = "binomial", D = 10), "family")
+  e(rff_glm(d$x, d$cnt + 0.5, family = "poisson", D = 10), "y")
+  e(rff_glm(d$x, d$cnt, D = 10), "y")
+  e(rff_glm(d$x, -d$cnt - 1, family = "poisson", D = 10), "y")
+  e(rff_glm(d$x, d$yb, weights = c(-1, rep(1, 99)), D = 10), "weights")
+  e(rff_glm(d$x, d$yb, family = "gamma", D = 10), "family")
+  e(rff_glm(d$x, d$cls, offset = d$off, D = 10), "offset")
+  e(rff_glm(d$x, d$yb, cache_mb = -1, D = 10), "cache_mb")
+  e(rff_glm(d$x, d$yb, control = list(eps = 1), D = 10), "control")
+  e(rff_glm(d$x, d$yb, lambda = -1, D = 10), "lambda")
+  e(rff_glm(d$x, c(d$yb[-1], NA), D = 10), "y")
+  e(rff_glm(d$x, d$yb, bogus = 1), "bogus")
+  f <- rff_glm(d$x, d$yb, D = 10, lambda = c(0.1, 0.01), folds = 2, lengthscale = 1)
+  e(predict(f, d$x, lambda = 0.5), "lambda")
+  e(predict(f, newx = d$x), "newx")
+  e(predict(f, d$x, s = 0.1), "s")
+  e(predict(f, d$x, type = "probability"), "type")
+  e(predict(f, d$x[, 1, drop = FALSE]), "newdata")
+  fp <- rff_glm(d$x, d$cnt, family = "poisson", D = 10, lambda = 0.1, lengthscale = 1)
+  e(predict(fp, d$x, type = "class"), "type")
+  e(rff_cv(d$x, d$yb, family = "binomial", type.measure = "mse", D = 10), "type.measure")
+  e(rff_cv(d$x, d$cls, family = "multinomial", type.measure = "auc", D = 10), "type.measure")
+  e(rff_cv(d$x, d$cnt, type.measure = "class", D = 10), "type.measure")
+})
+
+test_that("rff_ridge() points a factor response to rff_glm()", {
+  d <- glm_data(n = 50, seed = 15)
+  err <- expect_error(rff_ridge(d$x, d$cls, D = 10), class = "rff_error")
+  expect_match(conditionMessage(err), "rff_glm()", fixed = TRUE)
+  expect_no_match(conditionMessage(err), "coming")
+})
+
+test_that("print, summary, plot and the confusion table", {
+  d <- glm_data(n = 200, seed = 16)
+  f <- rff_glm(d$x, d$cls, D = 30, nlambda = 5, folds = 3)
+  expect_output(print(f), "multinomial")
+  s <- summary(f)
+  expect_identical(sum(s$confusion), 200L)
+  expect_equal(s$accuracy, mean(predict(f, type = "class") == d$cls))
+  expect_output(print(s), "Training accuracy")
+  pdf(NULL)
+  on.exit(grDevices::dev.off())
+  expect_silent(plot(f))
+  cv <- rff_cv(d$x, d$yb, family = "binomial", D = 30, nlambda = 5, folds = 3,
+               lengthscale = c(0.5, 1), type.measure = "auc")
+  expect_output(print(cv), "AUC")
+  expect_output(print(summary(cv)), "AUC")
+  expect_silent(plot(cv))
+  expect_equal(unname(cv$cvm[cv$best[1], cv$best[2]]), max(cv$cvm))
+})
