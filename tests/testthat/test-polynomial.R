@@ -175,6 +175,15 @@ test_that("bad degrees, offsets, variants, samplers and overflow are rff_errors"
     e <- expect_error(rff_kernel(x, kernel = "polynomial", offset = off), class = "rff_error")
     expect_identical(e$arg, "offset")
   }
+  # any negative offset, however small, is refused where it is given, by the
+  # map as by the kernel, with the value in the message
+  for (off in c(-1e-8, -0.5, -1, -3)) {
+    e <- expect_error(rff_map(2, D = 5, kernel = "polynomial", offset = off), class = "rff_error")
+    expect_identical(e$arg, "offset")
+    expect_match(conditionMessage(e), paste("got", format(off)), fixed = TRUE)
+    e <- expect_error(rff_kernel(x, kernel = "polynomial", offset = off), class = "rff_error")
+    expect_match(conditionMessage(e), "non-negative", fixed = TRUE)
+  }
   e <- expect_error(rff_map(2, D = 5, kernel = "polynomial", variant = "phase"),
                     class = "rff_error")
   expect_identical(e$arg, "variant")

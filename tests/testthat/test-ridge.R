@@ -498,6 +498,12 @@ test_that("standard errors and intervals equal predict.lm() at lambda = 0", {
   se_ref <- sqrt(sigma2 * (rowSums(Dn %*% solve(M) * Dn) + 1 / n))
   expect_equal(unname(predict(fit, xnew, lambda = 0.1, se.fit = TRUE)$se.fit), se_ref,
                tolerance = 1e-8)
+  # summary()'s residual standard error: summary.lm()'s sigma at lambda = 0, and
+  # sqrt(RSS / (n - tr H)) with the hat matrix's trace at lambda > 0
+  fit0 <- rff_ridge(x, y, lambda = 0, map = m, standardize = FALSE, progress = FALSE)
+  expect_equal(summary(fit0)$sigma, summary(ols)$sigma, tolerance = 1e-8)
+  fit1 <- rff_ridge(x, y, lambda = 0.1, map = m, standardize = FALSE, progress = FALSE)
+  expect_equal(summary(fit1)$sigma, sqrt(sigma2), tolerance = 1e-8)
   expect_error(predict(fit, xnew, lambda = c(0, 0.1), se.fit = TRUE), class = "rff_error")
 })
 
