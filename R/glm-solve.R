@@ -80,7 +80,17 @@ glm_precond <- function(prob, theta0, nlambda = 2L) {
   # the h-weighted second moments of the sample's features, streamed and
   # threaded as for ridge regression
   xs <- if (is.null(prob$Z)) prob$x[rows, , drop = FALSE] else NULL
-  if (is.null(xs)) {
+  thin <- NULL
+  if (length(rows) < prob$D) {
+    # fewer rows than features: the nonzero eigenpairs from the m x m Gram
+    # matrix, at O(m^2 D) instead of O(D^3)
+    Zs <- if (is.null(xs)) prob$Z[rows, , drop = FALSE] else .Call(C_rff_features, xs, prob$map,
+                                                                   prob$threads)
+    H <- sum(h)
+    zbar <- colSums(Zs * h) / H
+    thin <- thin_eigen(Zs, zbar, h / H)
+    C <- NULL
+  } else if (is.null(xs)) {
     Zs <- prob$Z[rows, , drop = FALSE]
     H <- sum(h)
     zbar <- colSums(Zs * h) / H
@@ -103,8 +113,13 @@ glm_precond <- function(prob, theta0, nlambda = 2L) {
     U <- matrix(1)
   }
   if (!prob$intercept) zbar[] <- 0
-  P <- list(zbar = zbar, mu = mu, U = U, rows = rows, trace = sum(diag(C)))
-  if (length(mu) == 1L && nlambda == 1L) {
+  P <- list(zbar = zbar, mu = mu, U = U, rows = rows,
+            trace = if (is.null(C)) sum(thin$values) else sum(diag(C)))
+  if (!is.null(thin)) {
+    P$values <- thin$values
+    P$vectors <- thin$vectors
+    P$thin <- TRUE
+  } else if (length(mu) == 1L && nlambda == 1L) {
     # one lambda, one class: a Cholesky factor (a third of the
     # eigendecomposition's flops), made at the first use
     P$C <- C
@@ -150,10 +165,15 @@ precond_apply <- function(P, g, lambda) {
     out[-1L, ] <- backsolve(R, backsolve(R, gr[-1L, , drop = FALSE], transpose = TRUE))
     return(out)
   }
-  u <- crossprod(P$vectors, gr[-1L, , drop = FALSE])
+  gB <- gr[-1L, , drop = FALSE]
+  u <- crossprod(P$vectors, gB)
   den <- outer(P$values, P$mu) + lambda
-  u <- ifelse(den > 0, u / den, 0)
-  out[-1L, ] <- P$vectors %*% u
+  out[-1L, ] <- P$vectors %*% ifelse(den > 0, u / den, 0)
+  if (isTRUE(P$thin)) {
+    # the complement of the sample's span has curvature 0: the penalty's
+    out[-1L, ] <- out[-1L, , drop = FALSE] +
+      (gB - P$vectors %*% u) / max(lambda, 1e-12 * max(P$values, 1e-300))
+  }
   out %*% t(P$U)
 }
 
