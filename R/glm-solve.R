@@ -168,11 +168,13 @@ precond_apply <- function(P, g, lambda) {
   gB <- gr[-1L, , drop = FALSE]
   u <- crossprod(P$vectors, gB)
   den <- outer(P$values, P$mu) + lambda
-  out[-1L, ] <- P$vectors %*% ifelse(den > 0, u / den, 0)
+  v <- ifelse(den > 0, u / den, 0)
   if (isTRUE(P$thin)) {
     # the complement of the sample's span has curvature 0: the penalty's
-    out[-1L, ] <- out[-1L, , drop = FALSE] +
-      (gB - P$vectors %*% u) / max(lambda, 1e-12 * max(P$values, 1e-300))
+    l0 <- max(lambda, 1e-12 * max(P$values, 1e-300))
+    out[-1L, ] <- P$vectors %*% (v - u / l0) + gB / l0
+  } else {
+    out[-1L, ] <- P$vectors %*% v
   }
   out %*% t(P$U)
 }
@@ -201,7 +203,7 @@ glm_eval <- function(prob, th, lambda, P, w, W) {
 lbfgs_lambda <- function(prob, th, lambda, P, w, W, control, mem = NULL, cur = NULL) {
   m <- 10L
   if (is.null(cur)) cur <- glm_eval(prob, th, lambda, P, w, W)
-  S <- Y <- list()
+  S <- Y <- PY <- list()
   if (!is.null(mem)) {
     for (i in seq_along(mem$S)) {
       y <- mem$Y[[i]]
@@ -209,6 +211,7 @@ lbfgs_lambda <- function(prob, th, lambda, P, w, W, control, mem = NULL, cur = N
       if (sum(mem$S[[i]] * y) > 1e-12 * sqrt(sum(mem$S[[i]]^2) * sum(y^2))) {
         S[[length(S) + 1L]] <- mem$S[[i]]
         Y[[length(Y) + 1L]] <- y
+        PY[[length(PY) + 1L]] <- precond_apply(P, y, lambda)
       }
     }
   }
@@ -229,20 +232,18 @@ lbfgs_lambda <- function(prob, th, lambda, P, w, W, control, mem = NULL, cur = N
       converged <- TRUE
       break
     }
-    # two-loop recursion
+    # two-loop recursion; P q = P g - sum alpha_i P y_i, from the stored P y_i
     q <- g
+    r <- Pg
     k <- length(S)
     alpha <- numeric(k)
     rho <- vapply(seq_len(k), function(i) 1 / sum(S[[i]] * Y[[i]]), 0)
     for (i in rev(seq_len(k))) {
       alpha[i] <- rho[i] * sum(S[[i]] * q)
       q <- q - alpha[i] * Y[[i]]
+      r <- r - alpha[i] * PY[[i]]
     }
-    r <- precond_apply(P, q, lambda)
-    if (k > 0L) {
-      PY <- precond_apply(P, Y[[k]], lambda)
-      r <- r * (sum(S[[k]] * Y[[k]]) / sum(Y[[k]] * PY))
-    }
+    if (k > 0L) r <- r * (sum(S[[k]] * Y[[k]]) / sum(Y[[k]] * PY[[k]]))
     for (i in seq_len(k)) {
       beta <- rho[i] * sum(Y[[i]] * r)
       r <- r + S[[i]] * (alpha[i] - beta)
@@ -250,7 +251,7 @@ lbfgs_lambda <- function(prob, th, lambda, P, w, W, control, mem = NULL, cur = N
     d <- -r
     gd <- sum(g * d)
     if (!(gd < 0)) {  # not a descent direction: restart from the preconditioner
-      S <- Y <- list()
+      S <- Y <- PY <- list()
       d <- -Pg
       gd <- sum(g * d)
     }
@@ -272,9 +273,11 @@ lbfgs_lambda <- function(prob, th, lambda, P, w, W, control, mem = NULL, cur = N
     if (sum(s * y) > 1e-12 * sqrt(sum(s^2) * sum(y^2))) {
       S[[length(S) + 1L]] <- s
       Y[[length(Y) + 1L]] <- y
+      PY[[length(PY) + 1L]] <- precond_apply(P, y, lambda)
       if (length(S) > m) {
         S <- S[-1L]
         Y <- Y[-1L]
+        PY <- PY[-1L]
       }
     }
     th <- th + s

@@ -140,6 +140,8 @@ rff_kernel_error <- function(x, y = NULL, map = NULL, D = 500,
   m <- if (symmetric) n else nrow(y)
   for (s in specs) check_alloc(max(n, m), s$D)
   total <- as.double(reps) * length(specs)
+  # the result: one row of 8 columns per replicate
+  check_alloc(total, 8, arg = "reps")
   if (keep) check_alloc(as.double(n) * m, total, arg = "keep")
   # every spec has the same kernel parameters: the exact kernel is computed once
   K <- exact_kernel(x, if (symmetric) x else y, specs[[1L]])

@@ -258,3 +258,8 @@ test_that("the arc-cosine kernel and rff_spectral() kernels work in the study", 
                rff_variance(c(0.5, 1), D = 10, kernel = "gaussian"), tolerance = 1e-14)
   expect_error(rff_variance(1, D = 10, kernel = "arccos"), class = "rff_error")
 })
+
+test_that("a result table larger than memory is an rff_error naming reps", {
+  err <- expect_error(rff_kernel_error(matrix(1:4, 2), D = 4, reps = 1e12), class = "rff_error")
+  expect_identical(err$arg, "reps")
+})

@@ -79,15 +79,35 @@ fns <- list(
   c = args_of(a = "stats1", b = "stats"),
   user_map = args_of("d", "D", kernel = "spectral", "lengthscale", "variant"),
   rff_stats_apply = args_of("chunks", read = "reader", "map", "cluster", weights = "chunk_weights",
-                            "retries", keep_chunks = "keep", "intercept", "chunk_size", "threads")
+                            "retries", keep_chunks = "keep", "intercept", "chunk_size", "threads"),
+  glm6 = args_of("x", y = "classes", "lambda", "D", "lengthscale", "cache_mb",
+                 weights = "glm_weights", offset = "resp"),
+  glm6b = args_of("x", y = "classes", "family", "kernel", "map", "intercept", "chunk_size",
+                  "threads")
 )
+# rff_glm() with few features unless D is given (the default D is 1000)
+glm6 <- function(..., D = 6) rff_glm(..., D = D)
+glm6b <- function(..., map = NULL) if (is.null(map)) glm6(...) else rff_glm(..., map = map)
+pools$classes <- list(factor(c("a", "b", "a", "b", "a")), c(0, 1, 0, 1, 1),
+                      c(TRUE, FALSE, TRUE, TRUE, FALSE), factor(c("a", "b", "c", "a", "b")),
+                      c(0, 3, 1, 0, 2), rep(1, 5), c(0, 1, NA, 1, 0), "y", NULL,
+                      factor(letters[1:5]), rnorm(5), c(0, 1, 2.5, 1, 0), -(1:5))
+pools$family <- list("binomial", "multinomial", "poisson", "gaussian", NA, 1, NULL,
+                     c("binomial", "poisson"))
+pools$cache_mb <- list(0, 1024, -1, NA, "a", Inf, NULL)
+pools$glm_weights <- list(rep(1, 5), c(1, 2, 0.5, 1, 3), NULL, c(-1, 1, 1, 1, 1), rep(0, 5),
+                          c(1, NA, 1, 1, 1), "w", 1)
 # a map drawn from a user-defined spectral measure
 user_map <- function(...) rff_map(...)
 pools$fit <- list(rff_ridge(matrix(rnorm(20), 10, 2), rnorm(10), D = 6, progress = FALSE),
                   rff_ridge(matrix(rnorm(20), 10, 2), rnorm(10), D = 6, lambda = 0.1,
                             progress = FALSE))
 pools$fit <- c(pools$fit, list(
-  rff_cv(matrix(rnorm(40), 20, 2), rnorm(20), folds = 2, D = 6, progress = FALSE)))
+  rff_cv(matrix(rnorm(40), 20, 2), rnorm(20), folds = 2, D = 6, progress = FALSE),
+  rff_glm(matrix(rnorm(40), 20, 2), rep(0:1, 10), D = 6, lambda = c(0.1, 0.01), folds = 2,
+          progress = FALSE),
+  rff_glm(matrix(rnorm(40), 20, 2), rep(c("a", "b", "c", "d"), 5), D = 6, lambda = 0.1,
+          progress = FALSE)))
 pools$stats <- list(rff_stats(matrix(rnorm(20), 10, 2), rnorm(10), map = good_map),
                     rff_stats(matrix(rnorm(10), 5, 2), rnorm(5), map = good_map),
                     rff_stats(matrix(rnorm(10), 5, 2), rnorm(5), map = phase_map),
@@ -154,7 +174,7 @@ nvalid <- c(x = 3, D = 4, kernel = 4, degree = 3, offset = 3, sampler = 4, landm
             threads = 3, map = 3, y = 3, d = 3, resp = 3, lambda = 4, chunk_size = 3,
             reps = 2, keep = 2, folds = 2, delta = 3, eps = 2, newdata = 2, fit = 2,
             diameter = 3, prob = 3, chunks = 3, reader = 3, chunk_weights = 3, retries = 2,
-            cluster = 1)
+            cluster = 1, classes = 5, family = 3, cache_mb = 2, glm_weights = 3)
 # predict() gives NA for rows of newdata with missing values (na.pass)
 finite_result <- function(fn, res, args) {
   switch(fn,
@@ -174,6 +194,8 @@ finite_result <- function(fn, res, args) {
     c = inherits(res, "rff_stats") && all(is.finite(res$ZtZ)),
     user_map = inherits(res, "rff_map") && all(is.finite(res$omega)),
     rff_stats_apply = inherits(res, "rff_stats") && all(is.finite(res$ZtZ)) && res$wsum > 0,
+    glm6 = , glm6b = inherits(res, "rff_glm") && all(is.finite(res$coefficients)) &&
+      all(is.finite(res$deviance)),
     is.numeric(res) && all(is.finite(res)))
 }
 counts <- c(ok = 0, rff_error = 0, other = 0)
@@ -191,7 +213,7 @@ for (i in seq_len(2500)) {
       args[a] <- list(pool[[k]])
     }
   }
-  if (fn %in% c("rff_ridge", "rff_cv", "rff_stats_apply")) args$progress <- FALSE
+  if (fn %in% c("rff_ridge", "rff_cv", "rff_stats_apply", "glm6", "glm6b")) args$progress <- FALSE
   res <- tryCatch(do.call(fn, args), rff_error = function(e) e, error = function(e) e)
   if (inherits(res, "rff_error")) {
     counts["rff_error"] <- counts["rff_error"] + 1
