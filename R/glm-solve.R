@@ -293,7 +293,8 @@ lbfgs_lambda <- function(prob, th, lambda, P, w, W, control, mem = NULL, cur = N
 # passes its training weights). Returns coefficients ((D + 1) x K x L, in
 # the original coordinates), the loss, eta at each lambda if `keep_eta`
 # (else at the last), iterations and convergence.
-glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, keep_eta = FALSE) {
+glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, keep_eta = FALSE,
+                     after = NULL) {
   wv <- if (is.null(w)) prob$w else w
   W <- sum(wv)
   wp <- if (is.null(w)) prob$weights else w
@@ -333,9 +334,19 @@ glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, keep_eta 
     conv[i] <- r$converged
     if (keep_eta) etas[[i]] <- r$cur$eta
     eta <- r$cur$eta
+    if (!is.null(after) && isTRUE(after(i, theta))) {
+      keep <- seq_len(i)
+      coef <- coef[, , keep, drop = FALSE]
+      loss <- loss[keep]
+      iter <- iter[keep]
+      conv <- conv[keep]
+      if (keep_eta) etas <- etas[keep]
+      lambda <- lambda[keep]
+      break
+    }
   }
   list(coef = coef, loss = loss, iter = iter, converged = conv, eta = eta, etas = etas,
-       W = W)
+       W = W, lambda = lambda)
 }
 
 # The deviance contribution 2 (l_i - l_i(saturated)) of each row at eta
@@ -400,35 +411,53 @@ glm_measure <- function(prob, etas, rows, measure) {
   }, numeric(1))
 }
 
-# k-fold cross-validation of the lambda path: each fold is fitted as the
-# whole problem with its held-out rows weighted 0 (so nothing is copied and
-# the passes are the same), started at each lambda from the fit on all rows
-# (`full`). Returns cvm and cvsd (per lambda) and the per-fold values.
-glm_cv_path <- function(prob, lambda, P, control, foldid, measure, full, progress = FALSE) {
+# The path on all rows with its k-fold cross-validation: at each lambda,
+# after the fit on all rows, each fold is fitted as the whole problem with
+# its held-out rows weighted 0 (nothing is copied and the passes are the
+# same), started from the fit on all rows, to 100 times the tolerance of
+# `control` (the held-out measure needs a few digits), and the measure is
+# taken on its held-out rows. With `stop_early`, the path stops once three
+# consecutive lambdas have not improved on the best CV measure. Returns the
+# path (`full`) and cvm, cvsd per lambda.
+glm_cv_path <- function(prob, lambda, P, control, foldid, measure, progress = FALSE,
+                        stop_early = FALSE) {
   k <- max(foldid)
   L <- length(lambda)
   vals <- matrix(NA_real_, k, L)
-  wj <- numeric(k)
+  held <- lapply(seq_len(k), function(j) which(foldid == j))
+  wj <- vapply(held, function(h) sum(prob$w[h]), 0)
+  W <- sum(wj)
+  cv_control <- control
+  cv_control$epsilon <- min(100 * control$epsilon, 1e-4)
+  sgn <- if (measure == "auc") -1 else 1
+  conv <- TRUE
+  cvm <- cvsd <- rep(NA_real_, L)
   pb <- NULL
-  if (progress && k > 1L) {
-    pb <- utils::txtProgressBar(min = 0, max = k, style = 3)
+  if (progress && L > 1L) {
+    pb <- utils::txtProgressBar(min = 0, max = L, style = 3)
     on.exit(close(pb))
   }
-  conv <- TRUE
-  for (j in seq_len(k)) {
-    held <- foldid == j
-    w <- prob$w
-    w[held] <- 0
-    fit <- glm_path(prob, lambda, P, control, w = w, start = full$coef, keep_eta = TRUE)
-    conv <- conv && all(fit$converged)
-    vals[j, ] <- glm_measure(prob, fit$etas, which(held), measure)
-    wj[j] <- sum(prob$w[held])
-    if (!is.null(pb)) utils::setTxtProgressBar(pb, j)
+  after <- function(i, theta) {
+    start <- array(theta, c(dim(theta), 1L))
+    for (j in seq_len(k)) {
+      w <- prob$w
+      w[held[[j]]] <- 0
+      fit <- glm_path(prob, lambda[i], P, cv_control, w = w, start = start, keep_eta = TRUE)
+      conv <<- conv && all(fit$converged)
+      vals[j, i] <<- glm_measure(prob, fit$etas, held[[j]], measure)
+    }
+    v <- vals[, i]
+    ok <- !is.na(v)
+    cvm[i] <<- sum(v[ok] * wj[ok]) / sum(wj[ok])
+    cvsd[i] <<- sqrt(sum(wj[ok] * (v[ok] - cvm[i])^2) / W / max(k - 1, 1))
+    if (!is.null(pb)) utils::setTxtProgressBar(pb, i)
+    if (!stop_early || i < 5L) return(FALSE)
+    i - which.min(sgn * cvm[seq_len(i)]) >= 3L
   }
-  W <- sum(wj)
-  cvm <- colSums(vals * wj, na.rm = TRUE) / colSums(wj * !is.na(vals))
-  cvsd <- sqrt(colSums(wj * (vals - rep(cvm, each = k))^2, na.rm = TRUE) / W / max(k - 1, 1))
-  list(cvm = cvm, cvsd = cvsd, folds = vals, converged = conv)
+  full <- glm_path(prob, lambda, P, control, after = after)
+  keep <- seq_along(full$lambda)
+  list(full = full, cvm = cvm[keep], cvsd = cvsd[keep], folds = vals[, keep, drop = FALSE],
+       converged = conv)
 }
 
 # The lambda path of rff_glm(): the given values (sorted decreasing), or

@@ -56,8 +56,13 @@
 #' from lambda_max, the curvature at the start times the total variance of
 #' the features (about one degree of freedom), down to
 #' `lambda_min_ratio * lambda_max`. When the path has several values,
-#' `lambda_best` minimizes the `folds`-fold cross-validated deviance (each
-#' fold's path started from the fit on all rows); [rff_cv()] with a
+#' `lambda_best` minimizes the `folds`-fold cross-validated deviance: at
+#' each lambda, each fold is fitted with its held-out rows weighted zero,
+#' started from the fit on all rows, to 100 times `epsilon` (at most 1e-4).
+#' A path chosen from the data stops once three consecutive lambdas have
+#' not improved on the smallest CV deviance (smaller lambdas cost the most
+#' iterations and only overfit more), so `lambda` may be shorter than
+#' `nlambda`. [rff_cv()] with a
 #' `family` gives the full cross-validation (more folds, other measures,
 #' the one-standard-error rule, several lengthscales).
 #'
@@ -152,7 +157,7 @@ rff_glm.default <- function(x, y, family = c("binomial", "multinomial", "poisson
   L_given <- length(g$path$lambda)
   cv <- is.null(g$path$lambda) || L_given > 1L
   foldid <- if (cv) check_foldid(foldid, folds, nrow(g$x)) else NULL
-  r <- glm_fit_candidate(g, g$map, foldid, "deviance")
+  r <- glm_fit_candidate(g, g$map, foldid, "deviance", stop_early = TRUE)
   fit <- glm_result(g, r, "deviance")
   fit$call <- cl
   fit
@@ -339,16 +344,21 @@ glm_auto_lengthscale <- function(g, mm) {
 # One fit of the problem at a map: the path on all rows and, with
 # `foldid`, its cross-validation by `measure`. Returns the problem, the
 # path, the preconditioner and the CV.
-glm_fit_candidate <- function(g, map, foldid, measure) {
+glm_fit_candidate <- function(g, map, foldid, measure, stop_early = FALSE) {
   prob <- glm_problem(g$x, g$y, g$family, g$K, g$offset, g$weights, map, g$chunk_size,
                       g$threads, g$cache_mb, g$intercept)
   theta0 <- matrix(0, prob$D + 1L, g$K)
   if (g$intercept) theta0[1L, ] <- glm_start(prob, prob$w)
   P <- glm_precond(prob, theta0, if (is.null(g$path$lambda)) 2L else length(g$path$lambda))
   lambda <- glm_lambda_values(g$path, P)
-  full <- glm_path(prob, lambda, P, g$control)
-  cv <- if (!is.null(foldid)) {
-    glm_cv_path(prob, lambda, P, g$control, foldid, measure, full, g$progress)
+  if (is.null(foldid)) {
+    full <- glm_path(prob, lambda, P, g$control)
+    cv <- NULL
+  } else {
+    cv <- glm_cv_path(prob, lambda, P, g$control, foldid, measure, g$progress,
+                      stop_early = stop_early && is.null(g$path$lambda))
+    full <- cv$full
+    lambda <- full$lambda
   }
   list(prob = prob, P = P, lambda = lambda, full = full, cv = cv, foldid = foldid)
 }
