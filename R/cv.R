@@ -239,7 +239,9 @@ rff_cv.default <- function(x, y, folds = 10, lambda = NULL, lengthscale = "auto"
 #' @export
 rff_cv.formula <- function(formula, data, subset, weights, na.action, offset, ...) {
   cl <- fit_call(match.call(), "rff_cv")
-  r <- fit_formula(rff_cv.default, ...)
+  fam <- list(...)$family
+  r <- fit_formula(rff_cv.default, ...,
+                   .response = if (is.null(fam) || identical(fam, "gaussian")) "numeric" else "any")
   cv <- r$fit
   cv$call <- cv$fit$call <- cl
   for (f in names(r$model)) cv$fit[[f]] <- r$model[[f]]

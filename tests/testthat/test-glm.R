@@ -181,6 +181,12 @@ test_that("cross-validation folds are fits without the held-out rows", {
   expect_equal(unname(cv$cvm[, 1]), unname(rowMeans(err)), tolerance = 1e-12)
   expect_s3_class(cv$fit, "rff_glm")
   expect_true(cv$lambda_1se >= cv$lambda_min)
+  # the formula method: the same folds give the same curve
+  df <- data.frame(u = d$x[, 1], v = d$x[, 2], y = factor(d$yb, labels = c("n", "p")))
+  cvf <- rff_cv(y ~ u + v, data = df, family = "binomial", map = m, lambda = lam,
+                foldid = foldid, standardize = FALSE, type.measure = "class", control = tight)
+  expect_equal(cvf$cvm, cv$cvm, tolerance = 1e-12)
+  expect_identical(levels(predict(cvf, df[1:3, ], type = "class")), c("n", "p"))
 })
 
 test_that("the weighted AUC is the Mann-Whitney statistic", {
