@@ -88,19 +88,9 @@ check_glm_type <- function(type, family) {
   type
 }
 
-# Indices of lambda values on the fitted path (NULL: the best).
-glm_lambda_index <- function(object, lambda) {
-  if (is.null(lambda)) return(object$best)
-  lambda <- check_lambda(lambda)
-  idx <- path_index(object$lambda, lambda)
-  if (anyNA(idx)) {
-    rff_abort("lambda", sprintf(
-      "`lambda` = %s is not on the fitted path (from %s to %s); refit with `lambda = %s`, or use one of `object$lambda`",
-      format(lambda[is.na(idx)][1L]), format(max(object$lambda), digits = 4),
-      format(min(object$lambda), digits = 4), format(lambda[is.na(idx)][1L])))
-  }
-  idx
-}
+# Indices of lambda values on the fitted path (NULL: the best): a GLM has
+# no closed-form solution at other values.
+glm_lambda_index <- function(object, lambda) lambda_index(object, lambda, refit_hint = TRUE)
 
 glm_coef_array <- function(object) {
   b <- object$coefficients

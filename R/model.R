@@ -62,11 +62,12 @@ auto_multipliers <- 2^seq(-1, 2, by = 0.5)
 
 # Rows on which lengthscale = "auto" scores its candidates in rff_ridge():
 # all of them up to 10,000, else a random subsample large enough to
-# choose from and small enough that the candidates cost about as much as
-# the final fit.
+# choose from and small enough that the candidates' statistics cost about
+# half the final fit's (each candidate also pays one eigendecomposition and
+# a leave-one-out pass, whatever the rows).
 auto_rows <- function(n, k) {
   if (n <= 10000L) return(n)
-  as.integer(max(10000, floor(n / k)))
+  as.integer(max(10000, floor(n / (2 * k))))
 }
 
 # What every model fit from data prepares, from the checked arguments `a`
@@ -525,13 +526,17 @@ no_data_abort <- function() {
 
 # Indices of the requested lambdas in the fitted path (NULL: the best);
 # values off the path are an error (for callers that need path values).
-lambda_index <- function(object, lambda) {
+lambda_index <- function(object, lambda, refit_hint = FALSE) {
   if (is.null(lambda)) return(object$best)
   lambda <- check_lambda(lambda)
   idx <- path_index(object$lambda, lambda)
   if (anyNA(idx)) {
+    bad <- format(lambda[is.na(idx)][1L])
     rff_abort("lambda", sprintf(
-      "`lambda` = %s is not in the fitted path", format(lambda[is.na(idx)][1L])))
+      "`lambda` = %s is not in the fitted path%s", bad,
+      if (!refit_hint) "" else sprintf(
+        " (from %s to %s); refit with `lambda = %s`, or use one of `object$lambda`",
+        format(max(object$lambda), digits = 4), format(min(object$lambda), digits = 4), bad)))
   }
   idx
 }

@@ -28,9 +28,9 @@
 #'     candidate whose path reaches the smallest criterion (below) wins;
 #'     the candidates and their scores are kept in `lengthscale_search` and
 #'     printed. On more than 10,000 rows the candidates are scored on a
-#'     random subsample of max(10,000, n / 7) rows and the winner is then
-#'     fitted on all rows, so the search costs about as much as the final
-#'     fit. `"median"` uses l0 itself; a number or one number per column is
+#'     random subsample of max(10,000, n / 14) rows and the winner is then
+#'     fitted on all rows, so the search costs less than twice the final
+#'     fit (bench/RESULTS.md). `"median"` uses l0 itself; a number or one number per column is
 #'     used as given (in standardized units when `standardize = TRUE`).}
 #'   \item{`D = NULL`}{sqrt(n) log(n) features (Rudi and Rosasco, 2017),
 #'     at least 1000, at most 2000 and at most sqrt(2e12 / n) (so that the

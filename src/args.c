@@ -1,5 +1,6 @@
 /* Argument and list helpers: the bottom layer, used by every other file. */
 #include "rff.h"
+#include <float.h>
 #include <stdarg.h>
 
 /* An error of class rff_error naming the argument `arg`, raised through the
@@ -93,4 +94,18 @@ SEXP rff_list_elt_opt(SEXP list, const char *name)
 {
     R_xlen_t i = list_index(list, name);
     return i < 0 ? R_NilValue : VECTOR_ELT(list, i);
+}
+
+/* Row weights: NULL, or n non-negative finite doubles (checked in R first;
+   this is the backstop). */
+const double *rff_weights_ptr(SEXP weights, R_xlen_t n)
+{
+    if (weights == R_NilValue) return NULL;
+    if (!Rf_isReal(weights) || XLENGTH(weights) != n)
+        Rf_error("`weights` must be NULL or %lld numbers", (long long) n);
+    const double *pw = REAL(weights);
+    for (R_xlen_t i = 0; i < n; i++)
+        if (!(pw[i] >= 0 && pw[i] <= DBL_MAX))
+            Rf_error("`weights` must be non-negative and finite");
+    return pw;
 }

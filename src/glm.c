@@ -5,7 +5,6 @@
    read from a cached feature matrix), so the n x D matrix is never needed.
    The optimizer that calls it lives in R (R/glm-solve.R). */
 #include "rff.h"
-#include <float.h>
 
 enum { GLM_BINOMIAL = 0, GLM_POISSON = 1, GLM_MULTINOMIAL = 2 };
 
@@ -216,15 +215,7 @@ SEXP rff_glm_pass(SEXP x, SEXP Zc, SEXP map, SEXP y, SEXP family_, SEXP offset,
             Rf_error("`offset` must be a %d x %d matrix", n, K);
         po = REAL(offset);
     }
-    const double *pw = NULL;
-    if (weights != R_NilValue) {
-        if (!Rf_isReal(weights) || XLENGTH(weights) != n)
-            Rf_error("`weights` must be NULL or %d numbers", n);
-        pw = REAL(weights);
-        for (R_xlen_t i = 0; i < n; i++)
-            if (!(pw[i] >= 0 && pw[i] <= DBL_MAX))
-                Rf_error("`weights` must be non-negative and finite");
-    }
+    const double *pw = rff_weights_ptr(weights, n);
     int cs = rff_as_int(chunk_size, "chunk_size", 1);
     if (cs > n) cs = n > 0 ? n : 1;
     if ((double) cs * D > INT_MAX) Rf_error("`chunk_size` * D is too large");

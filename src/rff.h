@@ -42,6 +42,7 @@ int rff_order_code(SEXP order);
 SEXP rff_list_elt(SEXP list, const char *name);
 SEXP rff_list_elt_opt(SEXP list, const char *name);
 SEXP rff_list2(const char *a, SEXP va, const char *b, SEXP vb);
+const double *rff_weights_ptr(SEXP weights, R_xlen_t n);
 void rff_runtime_init(void);
 int rff_in_forked_child(void);
 /* The threads a routine uses: `threads`, at most the number of processors,

@@ -3,7 +3,6 @@
    matrix; and the two solves, Cholesky for one lambda and a symmetric
    eigendecomposition (dsyevr) for a whole lambda path. */
 #include "rff.h"
-#include <float.h>
 
 /* Columns of Z'Z per BLAS call in the blocked rank-k update: a fixed
    partition, so results do not depend on the number of threads. */
@@ -76,15 +75,7 @@ SEXP rff_ridge_stats(SEXP x, SEXP y, SEXP yshift, SEXP weights, SEXP map,
     if (Rf_nrows(y) != n) Rf_error("`y` must have %d rows", n);
     if (!Rf_isReal(yshift) || XLENGTH(yshift) != q)
         Rf_error("`yshift` must be %d numbers", q);
-    const double *pw = NULL;
-    if (weights != R_NilValue) {
-        if (!Rf_isReal(weights) || XLENGTH(weights) != n)
-            Rf_error("`weights` must be NULL or %d numbers", n);
-        pw = REAL(weights);
-        for (R_xlen_t i = 0; i < n; i++)
-            if (!(pw[i] >= 0 && pw[i] <= DBL_MAX))
-                Rf_error("`weights` must be non-negative and finite");
-    }
+    const double *pw = rff_weights_ptr(weights, n);
     if (!Rf_isReal(rows) || XLENGTH(rows) != 2)
         Rf_error("`rows` must be two numbers");
     double from_d = REAL(rows)[0], to_d = REAL(rows)[1];
