@@ -49,10 +49,12 @@ demo: install
 	R_LIBS=$(LIB) Rscript tools/demo.R $(or $(OUT),rff-demo)
 
 # rff against the plain-R idiom, bases and scikit-learn, under the default
-# BLAS and OpenBLAS; prints the table and writes bench/RESULTS.md
+# BLAS and OpenBLAS, and rff_glm() against glmnet and kernlab (bench/glm.R,
+# hours: bench/RESULTS-glm.md); prints the tables and writes bench/RESULTS.md
 bench: install
 	@bash bench/setup.sh
 	Rscript bench/threads.R
+	Rscript bench/glm.R
 	Rscript bench/bench.R
 
 clean:
