@@ -47,7 +47,15 @@ torture_calls <- list(
   list("rff_ridge_predict", list(tx, pair_map, B, 4L, 1L)),
   list("rff_halton", list(7L, 3L, TRUE)),
   list("rff_trig", list(c(-3e6, -1, 0, 2, 1e7))),
-  list("rff_runtime_info", list(0, 2L))
+  list("rff_runtime_info", list(0, 2L)),
+  list("rff_glm_pass", list(tx, NULL, pair_map, c(0, 1, 1, 0, 1, 0), "binomial",
+                            matrix(c(0.1, -0.2, 0, 0.3, 0, -0.1)), c(1, 2, 0, 1, 1, 3),
+                            B[, 1, drop = FALSE], 0.2, 4L, 1L, TRUE)),
+  list("rff_glm_pass", list(NULL, rff_features(tx, map = pair_map), pair_map,
+                            c(1L, 2L, 2L, 1L, 2L, 1L), "multinomial", NULL, NULL, B,
+                            c(0.1, -0.1), 4L, 2L, TRUE)),
+  list("rff_glm_pass", list(tx, NULL, nys_map, c(0, 2, 1, 0, 3, 1), "poisson", NULL, NULL,
+                            B[1:4, 1, drop = FALSE], 0.3, 4L, 1L, FALSE))
 )
 
 call_routine <- function(tc) {

@@ -189,6 +189,51 @@ test_that("cross-validation folds are fits without the held-out rows", {
   expect_identical(levels(predict(cvf, df[1:3, ], type = "class")), c("n", "p"))
 })
 
+test_that("rff_cv(family =): lambda_1se is the largest lambda within one standard error; predict() gives the link", {
+  d <- glm_data(n = 300, seed = 18)
+  m <- rff_map(2, D = 30, lengthscale = 1)
+  cv <- rff_cv(d$x, d$yb, family = "binomial", map = m, standardize = FALSE, nlambda = 8,
+               lambda_min_ratio = 1e-4, foldid = rep(1:4, 75))
+  cvm <- cv$cvm[, 1]
+  i <- which.min(cvm)
+  expect_identical(cv$lambda_min, cv$lambda[i])
+  # glmnet's rule, from the table of the cross-validation
+  ref <- max(cv$lambda[cvm <= cvm[i] + cv$cvsd[i, 1]])
+  expect_identical(cv$lambda_1se, ref)
+  # these data have lambdas within one se on both sides of the minimum
+  expect_true(cv$lambda_1se > cv$lambda_min)
+  expect_true(any(cv$lambda < cv$lambda_min & cvm <= cvm[i] + cv$cvsd[i, 1]))
+  # predict() defaults to the linear predictor at lambda_min: z'b + a
+  b <- coef(cv)
+  eta <- drop(rff_features(d$x[1:5, ], map = m) %*% b[-1]) + b[1]
+  expect_equal(unname(predict(cv, d$x[1:5, ])), eta, tolerance = 1e-10)
+  expect_equal(unname(predict(cv, d$x[1:5, ], type = "response")), plogis(eta),
+               tolerance = 1e-10)
+  b1 <- coef(cv, lambda = "1se")
+  expect_equal(unname(predict(cv, d$x[1:5, ], lambda = "1se")),
+               drop(rff_features(d$x[1:5, ], map = m) %*% b1[-1]) + b1[1], tolerance = 1e-10)
+})
+
+test_that("the lambda path starts at the curvature at the start times the features' total variance", {
+  d <- glm_data(n = 300, seed = 17)
+  m <- rff_map(2, D = 20, lengthscale = 1)
+  Z <- rff_features(d$x, map = m)
+  # sum over features of the w-weighted variance (divisor sum(w))
+  tv <- function(w) sum(apply(Z, 2L, function(z) sum(w * (z - weighted.mean(z, w))^2)) / sum(w))
+  f <- rff_glm(d$x, d$yb, map = m, standardize = FALSE, weights = d$w, nlambda = 4,
+               lambda_min_ratio = 0.01, folds = 2)
+  p <- weighted.mean(d$yb, d$w)
+  expect_equal(f$lambda[1], p * (1 - p) * tv(d$w), tolerance = 1e-10)
+  expect_equal(f$lambda, f$lambda[1] * 0.01^((0:3) / 3), tolerance = 1e-12)
+  fp <- rff_glm(d$x, d$cnt, family = "poisson", map = m, standardize = FALSE, nlambda = 3,
+                folds = 2)
+  expect_equal(fp$lambda[1], mean(d$cnt) * tv(rep(1, 300)), tolerance = 1e-10)
+  fm <- rff_glm(d$x, d$cls, map = m, standardize = FALSE, nlambda = 3, folds = 2)
+  pk <- as.vector(table(d$cls)) / 300
+  expect_equal(fm$lambda[1], max(eigen(diag(pk) - tcrossprod(pk))$values) * tv(rep(1, 300)),
+               tolerance = 1e-10)
+})
+
 test_that("the weighted AUC is the Mann-Whitney statistic", {
   set.seed(10)
   y <- rbinom(50, 1, 0.4)
@@ -320,6 +365,11 @@ test_that("print, summary, plot and the confusion table", {
   s <- summary(f)
   expect_identical(sum(s$confusion), 200L)
   expect_equal(s$accuracy, mean(predict(f, type = "class") == d$cls))
+  # rows the predicted class, columns the observed one, misclassified rows off the diagonal
+  expect_true(s$accuracy < 1)
+  expect_identical(as.vector(s$confusion),
+                   as.vector(table(predict(f, type = "class"), d$cls)))
+  expect_identical(names(dimnames(s$confusion)), c("predicted", "observed"))
   expect_output(print(s), "Training accuracy")
   pdf(NULL)
   on.exit(grDevices::dev.off())
