@@ -2,7 +2,7 @@
 R ?= R
 LIB := .build/lib
 
-.PHONY: test demo deps document unit install sanitize valgrind bigsize bigfiles mutants bench clean
+.PHONY: test demo deps document unit install sanitize valgrind bigsize bigfiles mutants stress bench clean
 
 test:
 	@bash tools/check.sh
@@ -35,6 +35,11 @@ bigsize: install
 # tools/mutants.txt must make the suite fail. MUTANTS="name ..." runs some.
 mutants: deps
 	Rscript tools/mutants.R $(MUTANTS)
+
+# the testthat suite N times in a row (default 20), to run while the machine
+# is loaded: no test may depend on timing (minutes)
+stress: deps
+	bash tools/stress.sh $(or $(N),20)
 
 # a fit from files larger than the memory its processes may use, through
 # rff_stats_apply() on a 2-worker cluster (a few minutes, 2 GB of disk)
