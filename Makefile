@@ -59,6 +59,7 @@ demo: install
 bench: install
 	@bash bench/setup.sh
 	Rscript bench/threads.R
+	Rscript bench/auto.R
 	Rscript bench/glm.R
 	Rscript bench/bench.R
 

@@ -494,12 +494,13 @@ write_report <- function(tab) {
                   show$threads, show$`median s`, show$`ratio to rff`, show$`peak MB`, show$reps,
                   show$`first s`, show$run, show$blas, show$note),
           "", "## Targets", "", "| BLAS | target | measured | goal | |", "|---|---|---|---|---|", tg)
-  # the analysis, threads beside the BLAS (bench/threads.R), the ridge
-  # memory benchmark (bench/ridge-memory.R), the fit from files
-  # (bench/stats-apply.R) and kernel logistic / multinomial regression
-  # (bench/glm.R)
-  for (notes in c("bench/notes.md", "bench/RESULTS-threads.md", "bench/RESULTS-ridge.md",
-                  "bench/RESULTS-stats-apply.md", "bench/RESULTS-glm.md")) {
+  # the analysis, threads beside the BLAS (bench/threads.R), the cost of
+  # lengthscale "auto" (bench/auto.R), the ridge memory benchmark
+  # (bench/ridge-memory.R), the fit from files (bench/stats-apply.R) and
+  # kernel logistic / multinomial regression (bench/glm.R)
+  for (notes in c("bench/notes.md", "bench/RESULTS-threads.md", "bench/RESULTS-auto.md",
+                  "bench/RESULTS-ridge.md", "bench/RESULTS-stats-apply.md",
+                  "bench/RESULTS-glm.md")) {
     if (file.exists(notes)) md <- c(md, "", readLines(notes))
   }
   writeLines(md, "bench/RESULTS.md")
