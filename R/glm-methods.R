@@ -185,7 +185,7 @@ logLik.rff_glm <- function(object, ...) {
 # y log y + log y!), the loss at the saturated model plus log y!.
 saturated_loss_ll <- function(family, y, w) {
   if (family != "poisson") return(0)
-  sum(w * (ifelse(y > 0, y - y * log(y), 0) + lgamma(y + 1)))
+  sum(w * (poisson_saturated(y) + lgamma(y + 1)))
 }
 
 # The effective degrees of freedom at lambda_best (see glm_df()).

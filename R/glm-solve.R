@@ -31,7 +31,8 @@ glm_pass <- function(prob, theta, w = prob$weights) {
         prob$family, prob$offset, w, B, theta[1L, ], prob$chunk_size, prob$threads, TRUE)
 }
 
-# The intercepts of a model with no features: the start of every fit.
+# The intercepts of the model with no features (exact, with the offset):
+# the start of every fit, and the null model of the deviance.
 glm_start <- function(prob, w) {
   K <- prob$K
   W <- sum(w)
@@ -42,11 +43,21 @@ glm_start <- function(prob, w) {
     return(a - mean(a))
   }
   ybar <- sum(w * prob$y) / W
-  if (prob$family == "binomial") {
-    a <- stats::qlogis(min(max(ybar, 1e-10), 1 - 1e-10))
-  } else {
-    a <- log(max(ybar, 1e-10))
-    if (!is.null(prob$offset)) a <- log(max(sum(w * prob$y), 1e-300) / sum(w * exp(off)))
+  if (prob$family == "poisson") {
+    if (is.null(prob$offset)) return(log(max(ybar, 1e-10)))
+    return(log(max(sum(w * prob$y), 1e-300) / sum(w * exp(off))))
+  }
+  a <- stats::qlogis(min(max(ybar, 1e-10), 1 - 1e-10))
+  if (!is.null(prob$offset)) {
+    off <- off[, 1L]
+    for (i in 1:50) {  # Newton's method for the intercept beside the offset
+      p <- stats::plogis(a + off)
+      h <- sum(w * p * (1 - p))
+      if (!(h > 0)) break
+      step <- sum(w * (p - prob$y)) / h
+      a <- a - step
+      if (abs(step) < 1e-12) break
+    }
   }
   a
 }
@@ -359,13 +370,15 @@ glm_row_deviance <- function(family, y, eta) {
   if (family == "poisson") {
     e <- eta[, 1L]
     mu <- exp(e)
-    sat <- ifelse(y > 0, y - y * log(y), 0)  # the loss at mu = y
-    return(2 * (mu - y * e - sat))
+    return(2 * (mu - y * e - poisson_saturated(y)))
   }
   m <- apply(eta, 1L, max)
   lse <- m + log(rowSums(exp(eta - m)))
   2 * (lse - eta[cbind(seq_len(nrow(eta)), y)])
 }
+
+# The Poisson loss mu - y log(mu) at the saturated model mu = y.
+poisson_saturated <- function(y) ifelse(y > 0, y - y * log(y), 0)
 
 log1pexp_vec <- function(t) {
   ifelse(t <= -37, exp(t), ifelse(t <= 18, log1p(exp(t)),

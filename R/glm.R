@@ -391,8 +391,7 @@ glm_result <- function(g, r, measure, best = NULL) {
   prob <- r$prob
   theta <- matrix(full$coef[, , best], prob$D + 1L, g$K)
   eta <- glm_pass(prob, theta)$eta
-  dev <- vapply(seq_len(L), function(i) 2 * full$loss[i], 0)
-  dev <- dev - 2 * saturated_loss(g$family, g$y, prob$w)
+  dev <- 2 * (full$loss - saturated_loss(g$family, g$y, prob$w))
   null_dev <- glm_null_deviance(prob)
   coef <- full$coef[-1L, , , drop = FALSE]
   a0 <- matrix(full$coef[1L, , ], g$K, L)
@@ -426,24 +425,13 @@ glm_result <- function(g, r, measure, best = NULL) {
 # sum w_i l_i at the saturated model (0 for 0/1 and class responses).
 saturated_loss <- function(family, y, w) {
   if (family != "poisson") return(0)
-  sum(w * ifelse(y > 0, y - y * log(y), 0))
+  sum(w * poisson_saturated(y))
 }
 
 # The deviance of the model with the intercept (and offset) only.
 glm_null_deviance <- function(prob) {
   w <- prob$w
   a <- if (prob$intercept) glm_start(prob, w) else rep(0, prob$K)
-  if (prob$family == "binomial" && !is.null(prob$offset) && prob$intercept) {
-    off <- prob$offset[, 1L]
-    for (i in 1:50) {  # Newton's method for the intercept beside the offset
-      p <- stats::plogis(a + off)
-      h <- sum(w * p * (1 - p))
-      if (!(h > 0)) break
-      step <- sum(w * (p - prob$y)) / h
-      a <- a - step
-      if (abs(step) < 1e-12) break
-    }
-  }
   eta <- matrix(rep(a, each = prob$n), prob$n, prob$K)
   if (!is.null(prob$offset)) eta <- eta + prob$offset
   sum(w * glm_row_deviance(prob$family, prob$y, eta))
