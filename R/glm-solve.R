@@ -302,10 +302,9 @@ lbfgs_lambda <- function(prob, th, lambda, P, w, W, control, mem = NULL, cur = N
 # The path: lambda values in decreasing order, each started from the
 # solution of the one before. `w` NULL: the problem's weights (a fold
 # passes its training weights). Returns coefficients ((D + 1) x K x L, in
-# the original coordinates), the loss, eta at each lambda if `keep_eta`
-# (else at the last), iterations and convergence.
-glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, keep_eta = FALSE,
-                     after = NULL) {
+# the original coordinates), the loss, eta at the last lambda, iterations
+# and convergence.
+glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, after = NULL) {
   wv <- if (is.null(w)) prob$w else w
   W <- sum(wv)
   wp <- if (is.null(w)) prob$weights else w
@@ -318,7 +317,6 @@ glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, keep_eta 
   loss <- numeric(L)
   iter <- integer(L)
   conv <- logical(L)
-  etas <- if (keep_eta) vector("list", L)
   mem <- NULL
   cur <- NULL
   for (i in seq_len(L)) {
@@ -343,7 +341,6 @@ glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, keep_eta 
     loss[i] <- r$cur$loss
     iter[i] <- r$iter
     conv[i] <- r$converged
-    if (keep_eta) etas[[i]] <- r$cur$eta
     eta <- r$cur$eta
     if (!is.null(after) && isTRUE(after(i, theta))) {
       keep <- seq_len(i)
@@ -351,13 +348,11 @@ glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, keep_eta 
       loss <- loss[keep]
       iter <- iter[keep]
       conv <- conv[keep]
-      if (keep_eta) etas <- etas[keep]
       lambda <- lambda[keep]
       break
     }
   }
-  list(coef = coef, loss = loss, iter = iter, converged = conv, eta = eta, etas = etas,
-       W = W, lambda = lambda)
+  list(coef = coef, loss = loss, iter = iter, converged = conv, eta = eta, lambda = lambda)
 }
 
 # The deviance contribution 2 (l_i - l_i(saturated)) of each row at eta
@@ -405,23 +400,21 @@ weighted_auc <- function(y, s, w) {
   sum(wp * (below + wn / 2)) / (sum(wp) * sum(wn))
 }
 
-# The held-out measure of rows `rows` at each lambda of a path fitted
-# without them: `etas` the linear predictors at each lambda (all rows).
-glm_measure <- function(prob, etas, rows, measure) {
+# The held-out measure of rows `rows` of a fit made without them, from its
+# linear predictor `eta` (all rows).
+glm_measure <- function(prob, eta, rows, measure) {
   y <- prob$y[rows]
   w <- prob$w[rows]
-  vapply(etas, function(eta) {
-    e <- eta[rows, , drop = FALSE]
-    switch(measure,
-           deviance = sum(w * glm_row_deviance(prob$family, y, e)) / sum(w),
-           class = {
-             cls <- glm_class(prob$family, e)
-             truth <- if (prob$family == "binomial") y + 1L else y
-             sum(w * (cls != truth)) / sum(w)
-           },
-           auc = weighted_auc(y, e[, 1L], w),
-           mse = sum(w * (y - exp(e[, 1L]))^2) / sum(w))
-  }, numeric(1))
+  e <- eta[rows, , drop = FALSE]
+  switch(measure,
+         deviance = sum(w * glm_row_deviance(prob$family, y, e)) / sum(w),
+         class = {
+           cls <- glm_class(prob$family, e)
+           truth <- if (prob$family == "binomial") y + 1L else y
+           sum(w * (cls != truth)) / sum(w)
+         },
+         auc = weighted_auc(y, e[, 1L], w),
+         mse = sum(w * (y - exp(e[, 1L]))^2) / sum(w))
 }
 
 # The path on all rows with its k-fold cross-validation: at each lambda,
@@ -455,9 +448,9 @@ glm_cv_path <- function(prob, lambda, P, control, foldid, measure, progress = FA
     for (j in seq_len(k)) {
       w <- prob$w
       w[held[[j]]] <- 0
-      fit <- glm_path(prob, lambda[i], P, cv_control, w = w, start = start, keep_eta = TRUE)
+      fit <- glm_path(prob, lambda[i], P, cv_control, w = w, start = start)
       conv <<- conv && all(fit$converged)
-      vals[j, i] <<- glm_measure(prob, fit$etas, held[[j]], measure)
+      vals[j, i] <<- glm_measure(prob, fit$eta, held[[j]], measure)
     }
     v <- vals[, i]
     ok <- !is.na(v)
