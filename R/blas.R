@@ -4,14 +4,29 @@
 #' thread), or a threaded one such as OpenBLAS, BLIS or MKL, which starts
 #' threads of its own inside every call. rff finds it when the package is
 #' loaded, from the thread-control functions it exports, and never runs the
-#' two levels of threads at once: its own threads (`threads`) featurize row
-#' blocks and share the blocks of the products Z'Z and Z'y (`dsyrk` and
-#' `dgemm` on column blocks of a fixed partition), and a threaded BLAS is
-#' held at one thread while rff calls it, then given back its own setting.
-#' So `threads` is the number of cores a call uses, under every BLAS, and
-#' results are identical for every value of `threads`. LAPACK's solves of
-#' the D x D system (`dpotrf`, `dsyevr`) run outside rff's threads with the
-#' BLAS's own setting (`OPENBLAS_NUM_THREADS`, `MKL_NUM_THREADS`, ...).
+#' two levels of threads at once. `threads` is the number of cores a call
+#' uses under every BLAS, and results are identical for every value of
+#' `threads`:
+#' \describe{
+#'   \item{OpenBLAS and BLIS (`split = "blas"`)}{rff's threads featurize row
+#'     blocks, with the BLAS held at one thread; the products Z'Z (and the
+#'     error study's ZZ') are then handed whole, from one thread, to the BLAS
+#'     running `threads` threads of its own. These libraries share out the
+#'     entries of a product among their threads, never its inner sums, so the
+#'     result does not depend on their thread count.}
+#'   \item{The reference BLAS and MKL (`split = "blocks"`)}{rff's threads
+#'     featurize row blocks and also share the products, as column blocks of
+#'     a fixed partition (`dsyrk` on the diagonal blocks, `dgemm` above
+#'     them), each on one BLAS thread. MKL's rounding may change with its
+#'     thread count, which this partition avoids.}
+#' }
+#' Other products are shared as fixed column blocks under every BLAS (the
+#' error study's Z_x Z_y'), or are small and run on one BLAS thread (Z'y,
+#' predictions). A threaded
+#' BLAS is given back its own setting after every call (also after an
+#' interrupt). LAPACK's solves of the D x D system (`dpotrf`, `dsyevr`) run
+#' outside rff's threads with the BLAS's own setting
+#' (`OPENBLAS_NUM_THREADS`, `MKL_NUM_THREADS`, ...).
 #'
 #' Nested threads were the trap this avoids: with OpenBLAS on two cores, a
 #' BLAS with two threads called from each of two rff threads made a ridge fit
@@ -24,26 +39,34 @@
 #'   the reference BLAS, or another single-threaded one), `blas_threads` (the
 #'   BLAS's own thread setting, used outside rff's calls), `threads` (the
 #'   threads a call with this `threads` uses: at most the number of
-#'   processors, and one in a forked child process) and `forked` (whether
-#'   this process is a forked child of the one that loaded rff).
+#'   processors, and one in a forked child process), `split` (`"blas"` or
+#'   `"blocks"`, as above) and `forked` (whether this process is a forked
+#'   child of the one that loaded rff).
 #' @examples
 #' rff_blas_info()
 #' @export
 rff_blas_info <- function(threads = NULL) {
   threads <- check_threads(threads)
   info <- .Call(C_rff_runtime_info, 0, threads)
-  structure(info[c("blas", "blas_threads", "threads", "forked")], class = "rff_blas_info")
+  structure(info[c("blas", "blas_threads", "threads", "split", "forked")],
+            class = "rff_blas_info")
 }
 
 #' @export
 print.rff_blas_info <- function(x, ...) {
   name <- switch(x$blas, openblas = "OpenBLAS", blis = "BLIS", mkl = "MKL",
                  plain = "a single-threaded BLAS (reference or unknown)")
+  plural <- function(k) sprintf("%d thread%s", k, if (k == 1L) "" else "s")
   cat(sprintf("<rff_blas_info> %s%s\n", name,
-              if (x$blas == "plain") "" else sprintf(", %d thread%s of its own", x$blas_threads,
-                                                     if (x$blas_threads == 1L) "" else "s")))
-  cat(sprintf("  rff's calls: %d thread%s for features and products, the BLAS on one thread within them%s\n",
-              x$threads, if (x$threads == 1L) "" else "s",
+              if (x$blas == "plain") "" else sprintf(", %s of its own", plural(x$blas_threads))))
+  how <- if (identical(x$split, "blas")) {
+    sprintf("%s for features; Z'Z handed whole to the BLAS on %s", plural(x$threads),
+            plural(x$threads))
+  } else {
+    sprintf("%s for features and for column blocks of Z'Z, the BLAS on one thread within them",
+            plural(x$threads))
+  }
+  cat(sprintf("  rff's calls: %s%s\n", how,
               if (x$forked) " (a forked child: one thread)" else ""))
   invisible(x)
 }

@@ -184,11 +184,11 @@ SEXP rff_kernel_error(SEXP x, SEXP y, SEXP K, SEXP source, SEXP reps_,
         if (keep) est = REAL(estimate) + (R_xlen_t) r * nm;
         if (symmetric) {
             rff_featurize(&fm, px, n, n, zx, n, threads);
-            /* lower triangle by dsyrk, then mirrored */
-            rff_dsyrk1("L", "N", n, D, zx, n, 0.0, est, n);
+            /* upper triangle by dsyrk, then mirrored */
+            rff_dsyrk_threads("N", n, D, zx, n, 0.0, est, n, threads);
             for (int j = 1; j < n; j++)
                 for (int i = 0; i < j; i++)
-                    est[i + (R_xlen_t) j * n] = est[j + (R_xlen_t) i * n];
+                    est[j + (R_xlen_t) i * n] = est[i + (R_xlen_t) j * n];
         } else if (m <= ERR_SMALL_M && rff_fmap_blockwise(&fm)) {
             rff_featurize(&fm, py, m, m, zy, m, threads);
             est_block_ctx ctx = {&fm, px, zy, zx, est, n, m};
@@ -196,7 +196,8 @@ SEXP rff_kernel_error(SEXP x, SEXP y, SEXP K, SEXP source, SEXP reps_,
         } else {
             rff_featurize(&fm, px, n, n, zx, n, threads);
             rff_featurize(&fm, py, m, m, zy, m, threads);
-            rff_dgemm1("N", "T", n, m, D, zx, n, zy, m, 0.0, est, n);
+            rff_dgemm_threads("N", "T", n, m, D, zx, n, zy, m, 0.0, est, n,
+                              threads);
         }
         double max_abs = 0.0, sum_abs = 0.0, sum_sq = 0.0;
         for (R_xlen_t i = 0; i < nm; i++) {

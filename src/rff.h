@@ -20,8 +20,8 @@
 #endif
 
 /* The files form layers, each using only those below it (a test checks the
-   object files for cycles): args.c, runtime.c (argument, list, thread and
-   interrupt helpers) -> spectral.c (spectral laws) -> kernels.c (the kernel
+   object files for cycles): args.c, blas.c, runtime.c (argument, list,
+   BLAS, thread and interrupt helpers) -> spectral.c (spectral laws) -> kernels.c (the kernel
    table, exact kernels) -> sample.c, orthogonal.c, qmc.c (map drawing) ->
    polynomial.c (map drawing) -> features.c, fused.c, tensorsketch.c,
    nystrom.c (featurization) -> ridge.c, glm.c, error.c (consumers).
@@ -48,18 +48,27 @@ int rff_in_forked_child(void);
 /* The threads a routine uses: `threads`, at most the number of processors,
    and one in a forked child. */
 int rff_threads(SEXP threads);
-/* The BLAS found at load time, and its threads (see runtime.c). */
+/* The BLAS found at load time, its threads, and how products are split
+   between its threads and rff's (see blas.c). */
 enum { RFF_BLAS_PLAIN = 0, RFF_BLAS_OPENBLAS = 1, RFF_BLAS_BLIS = 2, RFF_BLAS_MKL = 3 };
+enum { RFF_SPLIT_BLOCKS = 0, RFF_SPLIT_BLAS = 1 };
+void rff_blas_detect(void);
 int rff_blas_kind(void);
+int rff_blas_split(void);
 int rff_blas_get_threads(void);
 int rff_blas_set_threads(int n);
-/* c = op(a) op(b) + beta c (dgemm, alpha = 1), and c = a a' or a'a + beta c
-   (dsyrk, alpha = 1), each on one BLAS thread. */
+/* c = op(a) op(b) + beta c (dgemm, alpha = 1) on one BLAS thread. */
 void rff_dgemm1(const char *ta, const char *tb, int m, int n, int k,
                 const double *a, int lda, const double *b, int ldb,
                 double beta, double *c, int ldc);
-void rff_dsyrk1(const char *uplo, const char *trans, int n, int k,
-                const double *a, int lda, double beta, double *c, int ldc);
+/* The upper triangle of c = a'a (trans "T") or aa' (trans "N") + beta c,
+   and c = op(a) op(b) + beta c, on `threads` cores shared between rff's
+   threads and the BLAS's; results do not depend on `threads`. */
+void rff_dsyrk_threads(const char *trans, int n, int k, const double *a,
+                       int lda, double beta, double *c, int ldc, int threads);
+void rff_dgemm_threads(const char *ta, const char *tb, int m, int n, int k,
+                       const double *a, int lda, const double *b, int ldb,
+                       double beta, double *c, int ldc, int threads);
 /* R_CheckUserInterrupt(), counted (see rff_runtime_info). */
 void rff_check_interrupt(void);
 

@@ -1,6 +1,7 @@
 # rff under a threaded BLAS: the BLAS is found, held at one thread inside
-# rff's calls and given back its setting afterwards (also after an
-# interrupt), and results are identical for every `threads`. Run in a
+# rff's parallel regions, given whole products with `threads` threads of its
+# own, and given back its setting afterwards (also after an interrupt);
+# results are identical for every `threads`. Run in a
 # child R process that loads Debian's OpenBLAS (tools/install-deps.sh
 # installs it without changing the default BLAS). Speed belongs to the
 # benchmark (make bench), not here.
@@ -22,6 +23,8 @@ test_that("rff_blas_info() reports the BLAS and the threads a call uses", {
   info <- rff_blas_info(threads = 1)
   expect_s3_class(info, "rff_blas_info")
   expect_true(info$blas %in% c("plain", "openblas", "blis", "mkl"))
+  # OpenBLAS and BLIS get whole products; the others fixed column blocks
+  expect_identical(info$split, if (info$blas %in% c("openblas", "blis")) "blas" else "blocks")
   expect_identical(info$threads, 1L)
   expect_false(info$forked)
   expect_gte(info$blas_threads, 1L)
@@ -36,7 +39,8 @@ test_that("under OpenBLAS results are identical for 1 and 2 threads and the BLAS
   }
   res <- run_openblas_child('
 info <- rff_blas_info()
-stopifnot(info$blas == "openblas", info$blas_threads == 2L)
+stopifnot(info$blas == "openblas", info$blas_threads == 2L, info$split == "blas")
+stopifnot(any(grepl("handed whole to the BLAS on 2 threads", capture.output(print(rff_blas_info(2))))))
 set.seed(1)
 x <- matrix(rnorm(3000 * 5), 3000, 5)
 y <- cbind(sin(x[, 1]), cos(x[, 2]))
@@ -44,15 +48,22 @@ xw <- matrix(rnorm(600 * 520), 600, 520)   # wide inputs featurize with dgemm
 m <- rff_map(5, D = 300)
 mw <- rff_map(520, D = 40, lengthscale = 20)
 ma <- rff_map(5, D = 300, kernel = "arccos")
+m40 <- rff_map(5, D = 40)
+y45 <- matrix(rnorm(400 * 45), 400)   # more responses than features
+mD <- lapply(c(3, 17, 62, 129, 255, 513), function(D) rff_map(5, D = D, variant = "phase"))
 run <- function(th) list(
   Z = rff_features(x, map = m, threads = th),
   Zw = rff_features(xw, map = mw, threads = th),
   Za = rff_features(x, map = ma, threads = th),
   s = rff_stats(x, y, map = m, chunk_size = 700, threads = th),
+  s45 = rff_stats(x[1:400, ], y45, map = m40, chunk_size = 150, threads = th),
+  # the cross-product handed whole to the BLAS, for widths around its blocking
+  sD = lapply(mD, function(mm) rff_stats(x, y[, 1], map = mm, chunk_size = 1000, threads = th)),
   fit = coef(rff_ridge(x, y, map = m, lambda = c(1e-3, 1e-2), threads = th, progress = FALSE)),
   p = predict(rff_ridge(x, y, map = m, lambda = 1e-3, threads = th, progress = FALSE), x,
               threads = th),
-  e = rff_kernel_error(x[1:200, ], map = m, threads = th))
+  e = rff_kernel_error(x[1:200, ], map = m, threads = th, keep = TRUE),
+  e2 = rff_kernel_error(x[1:200, ], x[201:350, ], map = m, threads = th, keep = TRUE))
 r1 <- run(1)
 stopifnot(rff_blas_info()$blas_threads == 2L)
 r2 <- run(2)
@@ -60,6 +71,9 @@ for (nm in names(r1)) if (!identical(r1[[nm]], r2[[nm]])) stop("differs: ", nm)
 # the statistics are right, not only repeatable
 Z <- rff_features(x, map = m)
 stopifnot(isTRUE(all.equal(r2$s$ZtZ, crossprod(Z), tolerance = 1e-12)))
+stopifnot(isTRUE(all.equal(attr(r2$e, "estimate")[, , 1], tcrossprod(Z[1:200, ]), tolerance = 1e-12)),
+          isTRUE(all.equal(attr(r2$e2, "estimate")[, , 1], tcrossprod(Z[1:200, ], Z[201:350, ]),
+                           tolerance = 1e-12)))
 # an interrupt inside a call gives the BLAS its setting back
 .Call(rff:::C_rff_runtime_info, 3, 2L)
 r <- tryCatch(rff_stats(x, y, map = m, chunk_size = 100, threads = 2), interrupt = function(e) "interrupted")

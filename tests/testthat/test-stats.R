@@ -154,3 +154,29 @@ test_that("weighted statistics are Z'WZ, Z'Wy and weighted sums, and combine", {
                               progress = FALSE)), tolerance = 1e-10)
   expect_error(rff_stats(x, y, m, weights = c(-1, w[-1])), "`weights`", class = "rff_error")
 })
+
+test_that("with more responses than features the statistics are still Z'WZ, Z'Wy and the sums", {
+  # q <= D: the responses join the rank-k update of the features; q > D:
+  # Z'Wy is a product of its own. Both against base R, in uneven chunks.
+  set.seed(43)
+  n <- 90
+  x <- matrix(rnorm(n * 2), n, 2)
+  w <- runif(n, 0, 2)
+  m <- rff_map(2, D = 5, variant = "phase")
+  Z <- unclass(rff_features(x, map = m))[, ]
+  for (q in c(5, 9)) {
+    y <- matrix(rnorm(n * q, mean = 3), n, q)
+    s <- rff_stats(x, y, m, weights = w, chunk_size = 40)
+    yc <- sweep(y, 2, s$yshift)
+    expect_equal(s$ZtZ, crossprod(Z * w, Z), tolerance = 1e-12)
+    expect_equal(s$Zty, crossprod(Z, w * yc), tolerance = 1e-12)
+    expect_equal(s$zsum, colSums(w * Z), tolerance = 1e-12)
+    expect_equal(s$ysum, colSums(w * yc), tolerance = 1e-10)
+    expect_equal(s$yty, colSums(w * yc^2), tolerance = 1e-12)
+    expect_equal(s$wsum, sum(w))
+    # one response alone gives the same column
+    s1 <- rff_stats(x, y[, q], m, weights = w, chunk_size = 40)
+    expect_equal(s1$Zty[, 1], s$Zty[, q], tolerance = 1e-12)
+    expect_equal(s1$ZtZ, s$ZtZ, tolerance = 1e-13)
+  }
+})

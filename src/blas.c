@@ -1,0 +1,178 @@
+/* The BLAS beside rff's threads: which BLAS R runs on (found at run time),
+   its thread count, and the large products (Z'Z, ZZ', ZW') split between
+   rff's threads and the BLAS's so that the two levels never run at once and
+   the result does not depend on `threads`. Bottom layer. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE   /* RTLD_DEFAULT */
+#endif
+#include "rff.h"
+#include <stdint.h>
+#ifndef _WIN32
+#include <dlfcn.h>
+#endif
+
+/* Columns of the output per BLAS call when a product is split into column
+   blocks among rff's threads: a fixed partition, so results do not depend
+   on the number of threads. */
+#define RFF_SPLIT_COLS 128
+
+/* The BLAS R was linked with, told by the thread-control functions it
+   exports (R links whichever BLAS the system provides, so they are looked
+   up at run time, as threadpoolctl and RhpcBLASctl do): OpenBLAS, BLIS or
+   MKL, each with threads of its own; otherwise a BLAS without threads (the
+   reference BLAS, or one whose threads cannot be controlled, which is then
+   left alone). */
+typedef int (*int_void_fn)(void);
+typedef void (*void_int_fn)(int);
+typedef int64_t (*i64_void_fn)(void);
+typedef void (*void_i64_fn)(int64_t);
+
+static int blas_kind = RFF_BLAS_PLAIN;
+static int_void_fn openblas_get, mkl_get;
+static void_int_fn openblas_set, mkl_set;
+static i64_void_fn blis_get;
+static void_i64_fn blis_set;
+
+void rff_blas_detect(void)
+{
+#ifndef _WIN32
+    /* function pointers from dlsym's object pointers, through memcpy as
+       POSIX allows */
+#define RFF_DLSYM(var, name) do { void *p_ = dlsym(RTLD_DEFAULT, name); \
+        memcpy(&var, &p_, sizeof var); } while (0)
+    RFF_DLSYM(openblas_get, "openblas_get_num_threads");
+    RFF_DLSYM(openblas_set, "openblas_set_num_threads");
+    RFF_DLSYM(blis_get, "bli_thread_get_num_threads");
+    RFF_DLSYM(blis_set, "bli_thread_set_num_threads");
+    RFF_DLSYM(mkl_get, "MKL_Get_Max_Threads");
+    RFF_DLSYM(mkl_set, "MKL_Set_Num_Threads");
+#undef RFF_DLSYM
+    blas_kind = RFF_BLAS_PLAIN;
+    if (openblas_get && openblas_set) blas_kind = RFF_BLAS_OPENBLAS;
+    else if (blis_get && blis_set) blas_kind = RFF_BLAS_BLIS;
+    else if (mkl_get && mkl_set) blas_kind = RFF_BLAS_MKL;
+#endif
+}
+
+int rff_blas_kind(void) { return blas_kind; }
+
+/* How a large product is split (see rff_dsyrk_threads()). OpenBLAS and
+   BLIS share out the output among their threads and never the inner sums,
+   so each entry is summed in the same order for any thread count: they get
+   the whole product from one thread and `threads` threads of their own.
+   The reference BLAS has no threads, and MKL's rounding may change with its
+   thread count: rff's threads share fixed column blocks of the output, the
+   BLAS on one thread. */
+int rff_blas_split(void)
+{
+    return blas_kind == RFF_BLAS_OPENBLAS || blas_kind == RFF_BLAS_BLIS ?
+        RFF_SPLIT_BLAS : RFF_SPLIT_BLOCKS;
+}
+
+/* The BLAS's threads now (1 for a BLAS without threads). */
+int rff_blas_get_threads(void)
+{
+    int n = 1;
+    switch (blas_kind) {
+    case RFF_BLAS_OPENBLAS: n = openblas_get(); break;
+    case RFF_BLAS_BLIS: n = (int) blis_get(); break;
+    case RFF_BLAS_MKL: n = mkl_get(); break;
+    default: break;
+    }
+    return n < 1 ? 1 : n;
+}
+
+/* Sets the BLAS's threads, returning the previous number; does nothing
+   (and returns 1) for a BLAS without threads. */
+int rff_blas_set_threads(int n)
+{
+    int prev = rff_blas_get_threads();
+    if (n < 1) n = 1;
+    if (n == prev) return prev;
+    switch (blas_kind) {
+    case RFF_BLAS_OPENBLAS: openblas_set(n); break;
+    case RFF_BLAS_BLIS: blis_set((int64_t) n); break;
+    case RFF_BLAS_MKL: mkl_set(n); break;
+    default: break;
+    }
+    return prev;
+}
+
+/* One BLAS call held at one BLAS thread, the previous count restored after
+   it: for products too small to share (a few columns). */
+void rff_dgemm1(const char *ta, const char *tb, int m, int n, int k,
+                const double *a, int lda, const double *b, int ldb,
+                double beta, double *c, int ldc)
+{
+    const double one = 1.0;
+    int prev = rff_blas_set_threads(1);
+    F77_CALL(dgemm)(ta, tb, &m, &n, &k, &one, a, &lda, b, &ldb, &beta, c, &ldc
+                    FCONE FCONE);
+    rff_blas_set_threads(prev);
+}
+
+/* The upper triangle of c (n x n, leading dimension ldc) = beta c + a'a
+   (trans "T": a is k x n) or + aa' (trans "N": a is n x k), on `threads`
+   cores. Under RFF_SPLIT_BLAS one dsyrk with the BLAS at `threads` threads;
+   under RFF_SPLIT_BLOCKS the columns of c in fixed blocks, each a dsyrk on
+   its diagonal block and a dgemm above it, shared among rff's threads with
+   the BLAS at one thread. Two levels of threads at once would oversubscribe
+   the cores (three times slower with OpenBLAS on two cores). Must be called
+   outside rff's parallel regions. */
+void rff_dsyrk_threads(const char *trans, int n, int k, const double *a,
+                       int lda, double beta, double *c, int ldc, int threads)
+{
+    const double one = 1.0;
+    const int tr = trans[0] == 'T';
+    if (rff_blas_split() == RFF_SPLIT_BLAS) {
+        int prev = rff_blas_set_threads(threads);
+        F77_CALL(dsyrk)("U", trans, &n, &k, &one, a, &lda, &beta, c, &ldc
+                        FCONE FCONE);
+        rff_blas_set_threads(prev);
+        return;
+    }
+    const int nb = (n + RFF_SPLIT_COLS - 1) / RFF_SPLIT_COLS;
+    int prev = rff_blas_set_threads(1);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1)
+#endif
+    for (int t = 0; t < nb; t++) {
+        int b = nb - 1 - t;  /* widest dgemm first */
+        int c0 = b * RFF_SPLIT_COLS;
+        int w = n - c0 < RFF_SPLIT_COLS ? n - c0 : RFF_SPLIT_COLS;
+        const double *ab = a + (tr ? (R_xlen_t) c0 * lda : c0);
+        double *cb = c + (R_xlen_t) c0 * ldc;
+        F77_CALL(dsyrk)("U", trans, &w, &k, &one, ab, &lda, &beta, cb + c0,
+                        &ldc FCONE FCONE);
+        if (c0 > 0)
+            F77_CALL(dgemm)(tr ? "T" : "N", tr ? "N" : "T", &c0, &w, &k, &one,
+                            a, &lda, ab, &lda, &beta, cb, &ldc FCONE FCONE);
+    }
+    rff_blas_set_threads(prev);
+}
+
+/* c (m x n) = beta c + op(a) op(b), on `threads` cores: fixed column
+   blocks of c shared among rff's threads, the BLAS on one thread, under
+   every BLAS. (OpenBLAS's dgemm, unlike its dsyrk, rounds some products
+   differently on one thread and on two: a 40 x 45 product of 150 terms
+   did.) */
+void rff_dgemm_threads(const char *ta, const char *tb, int m, int n, int k,
+                       const double *a, int lda, const double *b, int ldb,
+                       double beta, double *c, int ldc, int threads)
+{
+    const double one = 1.0;
+    const int nb = (n + RFF_SPLIT_COLS - 1) / RFF_SPLIT_COLS;
+    const int btr = tb[0] == 'T';
+    int prev = rff_blas_set_threads(1);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+#endif
+    for (int t = 0; t < nb; t++) {
+        int c0 = t * RFF_SPLIT_COLS;
+        int w = n - c0 < RFF_SPLIT_COLS ? n - c0 : RFF_SPLIT_COLS;
+        const double *bb = b + (btr ? c0 : (R_xlen_t) c0 * ldb);
+        F77_CALL(dgemm)(ta, tb, &m, &w, &k, &one, a, &lda, bb, &ldb, &beta,
+                        c + (R_xlen_t) c0 * ldc, &ldc FCONE FCONE);
+    }
+    rff_blas_set_threads(prev);
+}
