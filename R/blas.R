@@ -21,8 +21,9 @@
 #'     thread count, which this partition avoids.}
 #' }
 #' Other products are shared as fixed column blocks under every BLAS (the
-#' error study's Z_x Z_y'), or are small and run on one BLAS thread (Z'y,
-#' predictions). A threaded
+#' error study's Z_x Z_y'), run inside rff's threads on one BLAS thread
+#' ([rff_glm()]'s products of each row block), or are small and run on one
+#' BLAS thread (predictions). A threaded
 #' BLAS is given back its own setting after every call (also after an
 #' interrupt). LAPACK's solves of the D x D system (`dpotrf`, `dsyevr`) run
 #' outside rff's threads with the BLAS's own setting

@@ -76,7 +76,8 @@ rff_stats <- function(x, y, map, intercept = TRUE, chunk_size = NULL,
   check_map(map)
   check_x_matches_map(x, map)
   intercept <- check_flag(intercept, "intercept")
-  check_stats_memory(map$D, 1, TRUE)
+  # Z'Z and the cross-product of the augmented chunks it is read from
+  check_stats_memory(map$D, 2, TRUE)
   chunk_size <- check_chunk_size(chunk_size, map$D)
   threads <- check_threads(threads)
   progress <- check_flag(progress, "progress")

@@ -39,7 +39,9 @@ test_that("per-replicate errors equal base R for every kernel and variant", {
     # more rows of x than one block of the featurization (256), and more
     # rows of y than the fused products take (8): one dgemm then
     list(x = matrix(rnorm(900), 300, 3), y = y3, kernel = "gaussian", lengthscale = 1.1),
-    list(x = x3, y = matrix(rnorm(30), 10, 3), kernel = "gaussian", lengthscale = 0.9)
+    list(x = x3, y = matrix(rnorm(30), 10, 3), kernel = "gaussian", lengthscale = 0.9),
+    # more rows of y than one column block of the split product (128)
+    list(x = x3, y = matrix(rnorm(420), 140, 3), kernel = "gaussian", lengthscale = 0.9)
   )
   for (cs in cases) for (v in c("pair", "phase")) {
     args <- list(kernel = cs$kernel, lengthscale = cs$lengthscale,
