@@ -21,10 +21,11 @@
 
 /* The files form layers, each using only those below it (a test checks the
    object files for cycles): args.c, blas.c, runtime.c (argument, list,
-   BLAS, thread and interrupt helpers) -> spectral.c (spectral laws) -> kernels.c (the kernel
-   table, exact kernels) -> sample.c, orthogonal.c, qmc.c (map drawing) ->
-   polynomial.c (map drawing) -> features.c, fused.c, tensorsketch.c,
-   nystrom.c (featurization) -> ridge.c, glm.c, error.c (consumers).
+   BLAS, thread and interrupt helpers) -> spectral.c (spectral laws) ->
+   kernels.c (the kernel table, exact kernels) -> sample.c, orthogonal.c,
+   qmc.c (map drawing) -> polynomial.c (map drawing) -> features.c,
+   fused.c, tensorsketch.c, nystrom.c (featurization) -> ridge.c, glm.c,
+   error.c (consumers).
    init.c only registers the .Call routines. */
 
 /* ---- bottom layer: argument, list, thread and interrupt helpers ---- */
