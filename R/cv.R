@@ -187,7 +187,8 @@ rff_cv.default <- function(x, y, folds = 10, lambda = NULL, lengthscale = "auto"
       sys <- normal_equations(train)
       eig <- if (!is.null(Zall) && length(lambda) > 1L) {
         tr <- -rows[[j]]
-        thin_eigen(Zall[tr, , drop = FALSE], sys$zbar, if (is.null(w)) NULL else w[tr])
+        thin_eigen(Zall[tr, , drop = FALSE], sys$zbar, if (is.null(w)) NULL else w[tr],
+                   threads = a$threads)
       }
       p <- solve_path(sys, lambda, eig)
       if (is.null(Zall)) return(heldout_sse(fold_stats[[j]], p))

@@ -99,7 +99,7 @@ glm_precond <- function(prob, theta0, nlambda = 2L) {
                                                                    prob$threads)
     H <- sum(h)
     zbar <- colSums(Zs * h) / H
-    thin <- thin_eigen(Zs, zbar, h / H)
+    thin <- thin_eigen(Zs, zbar, h / H, threads = prob$threads)
     C <- NULL
   } else if (is.null(xs)) {
     Zs <- prob$Z[rows, , drop = FALSE]

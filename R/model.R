@@ -294,7 +294,7 @@ solve_path <- function(sys, lambda, eig = NULL) {
     }
   }
   rss <- pmax(rss, 0)
-  eig <- if (L > 1L) list(values = s, vectors = V, u = u) else NULL
+  eig <- if (L > 1L) list(values = s, vectors = V, u = u, rows = e$rows) else NULL
   intercept <- matrix(0, q, L)
   if (!is.null(sys$zbar)) {
     for (i in seq_len(L)) {
@@ -312,16 +312,29 @@ solve_path <- function(sys, lambda, eig = NULL) {
 # the n x D feature matrix, zbar the (weighted) column means (NULL without
 # intercept), w the row weights or NULL. Eigenvalues below 1e-12 of the
 # largest are dropped: they change no coefficient, and df by less than
-# 1e-6 each over the lambda path.
-thin_eigen <- function(Z, zbar, w) {
+# 1e-6 each over the lambda path. The products run on `threads` cores. With
+# `rows = TRUE` the result also holds
+# `rows`, the projections (z_i - zbar)'V of the rows themselves, in closed
+# form: with (W^1/2 Zc)(W^1/2 Zc)' = U S U' and V = (W^1/2 Zc)' U S^-1/2,
+# they are the rows of U S^1/2 / sqrt(w_i) (NA for rows of weight 0, whose
+# projections it does not determine).
+thin_eigen <- function(Z, zbar, w, rows = FALSE, threads = 1L) {
   Zc <- if (is.null(zbar)) Z else Z - rep(zbar, each = nrow(Z))
   if (!is.null(w)) Zc <- Zc * sqrt(w)
-  e <- eigen(tcrossprod(Zc), symmetric = TRUE)
+  e <- eigen(.Call(C_rff_ridge_thin_products, Zc, NULL, threads), symmetric = TRUE)
   keep <- e$values > max(e$values, 0) * 1e-12
   s <- e$values[keep]
-  V <- crossprod(Zc, e$vectors[, keep, drop = FALSE])
+  U <- e$vectors[, keep, drop = FALSE]
+  V <- .Call(C_rff_ridge_thin_products, Zc, U, threads)
   V <- V / rep(sqrt(s), each = nrow(V))
-  list(values = s, vectors = V)
+  out <- list(values = s, vectors = V)
+  if (rows) {
+    P <- U * rep(sqrt(s), each = nrow(U))
+    if (!is.null(w)) P <- P / sqrt(w)
+    P[!is.finite(P)] <- NA
+    out$rows <- P
+  }
+  out
 }
 
 singular_abort <- function(lambda) {
@@ -347,22 +360,20 @@ gcv_select <- function(rss, df, n, w = n) {
 # row i is r_i / (1 - h_ii). From the eigendecomposition of the path
 # (`p$eigen`) and the features of the rows (streamed once more, in blocks),
 # h_ii(lambda) = w_i (p_i' diag(1 / (s + w lambda)) p_i + 1/w) with p_i =
-# V'(z_i - zbar), at O(D^2) per row plus O(D) per row and lambda. Rows `x`,
-# `y`, `weights` are in the kernel's units; the result is the (weighted)
-# mean squared LOO residual, L x q. Unlike GCV, which replaces every h_ii by
-# their mean, it stays right when leverages are uneven (heavy-tailed inputs).
+# V'(z_i - zbar), at O(D^2) per row plus O(D) per row and lambda. When the
+# rows are those of a thin eigenproblem (`p$eigen$rows`, see thin_eigen()),
+# the p_i are known and nothing is streamed; rows of weight 0 add nothing
+# to the criterion and are left out. Rows `x`, `y`, `weights` are in the
+# kernel's units; the result is the (weighted) mean squared LOO residual,
+# L x q. Unlike GCV, which replaces every h_ii by their mean, it stays right
+# when leverages are uneven (heavy-tailed inputs).
 loo_path <- function(sys, p, map, x, y, weights, chunk_size, threads) {
   e <- p$eigen
   L <- length(p$lambda)
   q <- ncol(y)
   G <- 1 / outer(e$values, sys$w * p$lambda, `+`)
   out <- matrix(0, L, q)
-  wtot <- 0
-  for (from in seq(1L, nrow(x), by = chunk_size)) {
-    rows <- from:min(nrow(x), from + chunk_size - 1L)
-    Z <- .Call(C_rff_features, x[rows, , drop = FALSE], map, threads)
-    if (!is.null(sys$zbar)) Z <- Z - rep(sys$zbar, each = length(rows))
-    P <- Z %*% e$vectors
+  add_rows <- function(rows, P) {
     w <- if (is.null(weights)) rep(1, length(rows)) else weights[rows]
     h <- w * ((P^2) %*% G + if (is.null(sys$zbar)) 0 else 1 / sys$w)
     for (r in seq_len(q)) {
@@ -370,11 +381,21 @@ loo_path <- function(sys, p, map, x, y, weights, chunk_size, threads) {
       if (!is.null(sys$ybar)) f <- f + sys$ybar[r]
       res <- (y[rows, r] - f) / (1 - h)
       res[h >= 1 - 1e-12] <- Inf
-      out[, r] <- out[, r] + colSums(w * res^2)
+      out[, r] <<- out[, r] + colSums(w * res^2)
     }
-    wtot <- wtot + sum(w)
   }
-  out / wtot
+  if (!is.null(e$rows)) {
+    rows <- if (is.null(weights)) seq_len(nrow(x)) else which(weights > 0)
+    add_rows(rows, e$rows[rows, , drop = FALSE])
+  } else {
+    for (from in seq(1L, nrow(x), by = chunk_size)) {
+      rows <- from:min(nrow(x), from + chunk_size - 1L)
+      Z <- .Call(C_rff_features, x[rows, , drop = FALSE], map, threads)
+      if (!is.null(sys$zbar)) Z <- Z - rep(sys$zbar, each = length(rows))
+      add_rows(rows, Z %*% e$vectors)
+    }
+  }
+  out / if (is.null(weights)) nrow(x) else sum(weights)
 }
 
 # Rows on which the LOO criterion is estimated: all up to 5,000, else a

@@ -263,14 +263,15 @@ ridge_rows_fit <- function(m, map, rows, path, intercept, chunk_size, threads, c
   stats <- accumulate_stats(x, y, map, intercept, chunk_size, threads, progress, w)
   # fewer rows than features: the path's eigenproblem is solved on n x n
   features <- if (nrow(x) <= map$D && length(path$lambda) != 1L) {
-    list(Z = .Call(C_rff_features, x, map, threads), w = w)
+    list(Z = .Call(C_rff_features, x, map, threads), w = w, threads = threads)
   }
   loo <- NULL
   if (criterion == "loo") {
     i <- loo_rows(length(rows))
     loo <- list(x = x[i, , drop = FALSE], y = y[i, , drop = FALSE],
                 weights = if (is.null(w)) NULL else w[i],
-                chunk_size = chunk_size, threads = threads)
+                chunk_size = chunk_size, threads = threads,
+                rows_are_features = !is.null(features) && length(i) == nrow(x))
   }
   ridge_from_stats(stats, path, loo, features)
 }
@@ -330,7 +331,8 @@ ridge_from_stats <- function(stats, path, loo = NULL, features = NULL) {
   sys <- normal_equations(stats)
   lambda <- lambda_values(path, sys$A, sys$w)
   eig <- if (!is.null(features) && length(lambda) > 1L) {
-    thin_eigen(features$Z, sys$zbar, features$w)
+    thin_eigen(features$Z, sys$zbar, features$w, rows = isTRUE(loo$rows_are_features),
+               threads = features$threads)
   }
   p <- solve_path(sys, lambda, eig)
   n <- stats$n

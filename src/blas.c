@@ -151,6 +151,14 @@ void rff_dsyrk_threads(const char *trans, int n, int k, const double *a,
     rff_blas_set_threads(prev);
 }
 
+/* The lower triangle of c (n x n) set from its upper triangle. */
+void rff_mirror_upper(double *c, int n, int ldc)
+{
+    for (int j = 1; j < n; j++)
+        for (int i = 0; i < j; i++)
+            c[j + (R_xlen_t) i * ldc] = c[i + (R_xlen_t) j * ldc];
+}
+
 /* c (m x n) = beta c + op(a) op(b), on `threads` cores: fixed column
    blocks of c shared among rff's threads, the BLAS on one thread, under
    every BLAS. (OpenBLAS's dgemm, unlike its dsyrk, rounds some products

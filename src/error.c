@@ -186,9 +186,7 @@ SEXP rff_kernel_error(SEXP x, SEXP y, SEXP K, SEXP source, SEXP reps_,
             rff_featurize(&fm, px, n, n, zx, n, threads);
             /* upper triangle by dsyrk, then mirrored */
             rff_dsyrk_threads("N", n, D, zx, n, 0.0, est, n, threads);
-            for (int j = 1; j < n; j++)
-                for (int i = 0; i < j; i++)
-                    est[j + (R_xlen_t) i * n] = est[i + (R_xlen_t) j * n];
+            rff_mirror_upper(est, n, n);
         } else if (m <= ERR_SMALL_M && rff_fmap_blockwise(&fm)) {
             rff_featurize(&fm, py, m, m, zy, m, threads);
             est_block_ctx ctx = {&fm, px, zy, zx, est, n, m};

@@ -70,6 +70,8 @@ void rff_dsyrk_threads(const char *trans, int n, int k, const double *a,
 void rff_dgemm_threads(const char *ta, const char *tb, int m, int n, int k,
                        const double *a, int lda, const double *b, int ldb,
                        double beta, double *c, int ldc, int threads);
+/* The lower triangle of c (n x n) set from its upper triangle. */
+void rff_mirror_upper(double *c, int n, int ldc);
 /* R_CheckUserInterrupt(), counted (see rff_runtime_info). */
 void rff_check_interrupt(void);
 
@@ -289,6 +291,7 @@ SEXP rff_ridge_predict(SEXP x, SEXP map, SEXP beta, SEXP chunk_size,
                        SEXP threads);
 SEXP rff_ridge_chol(SEXP A, SEXP B, SEXP nl);
 SEXP rff_ridge_eigen(SEXP A);
+SEXP rff_ridge_thin_products(SEXP a, SEXP b, SEXP threads);
 SEXP rff_trig(SEXP x);
 SEXP rff_runtime_info(SEXP after, SEXP threads);
 

@@ -232,3 +232,37 @@ SEXP rff_ridge_eigen(SEXP A)
     UNPROTECT(nprotect);
     return out;
 }
+
+/* The products of the path's thin eigenproblem (fewer rows than features),
+   on `threads` cores shared with the BLAS as blas.c does: aa' (n x n, both
+   triangles) when b is NULL, else a'b (a is n x k, b is n x m). */
+SEXP rff_ridge_thin_products(SEXP a, SEXP b, SEXP threads_)
+{
+    int threads = rff_threads(threads_);
+    rff_check_real_matrix(a, "a");
+    int n = Rf_nrows(a), k = Rf_ncols(a);
+    SEXP out;
+    if (Rf_isNull(b)) {
+        out = PROTECT(Rf_allocMatrix(REALSXP, n, n));
+        double *c = REAL(out);
+        if (n > 0 && k > 0) {
+            rff_dsyrk_threads("N", n, k, REAL(a), n, 0.0, c, n, threads);
+            rff_mirror_upper(c, n, n);
+        } else {
+            memset(c, 0, sizeof(double) * (size_t) n * n);
+        }
+    } else {
+        rff_check_real_matrix(b, "b");
+        if (Rf_nrows(b) != n) Rf_error("`b` must have %d rows", n);
+        int m = Rf_ncols(b);
+        out = PROTECT(Rf_allocMatrix(REALSXP, k, m));
+        double *c = REAL(out);
+        if (n > 0 && k > 0 && m > 0)
+            rff_dgemm_threads("T", "N", k, m, n, REAL(a), n, REAL(b), n, 0.0, c,
+                              k, threads);
+        else
+            memset(c, 0, sizeof(double) * (size_t) k * m);
+    }
+    UNPROTECT(1);
+    return out;
+}

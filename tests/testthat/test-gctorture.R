@@ -44,6 +44,8 @@ torture_calls <- list(
   list("rff_ridge_stats", list(tx, cbind(tx[, 1], 1), c(0.5, 1), c(0, 1, 2, 0.5, 3, 1), pair_map, c(1, 6), 4L, 1L)),
   list("rff_ridge_chol", list(A, B, 0.1)),
   list("rff_ridge_eigen", list(A)),
+  list("rff_ridge_thin_products", list(B, NULL, 2L)),
+  list("rff_ridge_thin_products", list(B, B, 1L)),
   list("rff_ridge_predict", list(tx, pair_map, B, 4L, 1L)),
   list("rff_halton", list(7L, 3L, TRUE)),
   list("rff_trig", list(c(-3e6, -1, 0, 2, 1e7))),

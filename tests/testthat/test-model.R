@@ -166,14 +166,19 @@ test_that("the default D is sqrt(n) log(n), between 1000 and 2000, within the fl
 })
 
 test_that("the leave-one-out path equals refits without each row, with and without weights", {
+  # D = 12 < n: the features are streamed again; D = 60 > n: the rows'
+  # projections come from the thin n x n eigenproblem (a row of weight 0
+  # adds nothing either way)
   set.seed(22)
   n <- 40
   x <- matrix(rnorm(n * 2), n, 2)
   y <- sin(2 * x[, 1]) + rnorm(n, sd = 0.3)
-  m <- rff_map(2, D = 12, lengthscale = 1.3)
-  Z <- unclass(rff_features(x, map = m))[, ]
   lambda <- c(0.1, 1e-2, 1e-3)
-  for (w in list(NULL, runif(n, 0.2, 3))) {
+  w0 <- runif(n, 0.2, 3)
+  w0[7] <- 0
+  for (D in c(12, 60)) for (w in list(NULL, runif(n, 0.2, 3), w0)) {
+    m <- rff_map(2, D = D, lengthscale = 1.3)
+    Z <- unclass(rff_features(x, map = m))[, ]
     fit <- rff_ridge(x, y, lambda = lambda, map = m, standardize = FALSE, weights = w,
                      progress = FALSE)
     expect_identical(fit$criterion, "LOO")
@@ -181,16 +186,36 @@ test_that("the leave-one-out path equals refits without each row, with and witho
     W <- sum(ww)
     X <- cbind(1, Z)
     ref <- vapply(lambda, function(l) {
-      P <- diag(c(0, rep(W * l, 12)))   # the penalty of the whole fit, intercept free
+      P <- diag(c(0, rep(W * l, D)))   # the penalty of the whole fit, intercept free
       e <- vapply(seq_len(n), function(i) {
         b <- solve(crossprod(X[-i, ] * ww[-i], X[-i, ]) + P, crossprod(X[-i, ], ww[-i] * y[-i]))
         y[i] - sum(X[i, ] * b)
       }, 0)
       sum(ww * e^2) / W
     }, 0)
-    expect_equal(fit$loo, ref, tolerance = 1e-8)
+    expect_equal(fit$loo, ref, tolerance = 1e-8, label = sprintf("D = %d", D))
     expect_identical(fit$best, which.min(ref))
   }
+})
+
+test_that("the thin eigenproblem's products equal base R on any number of threads", {
+  # a a' by the split dsyrk and a'b by the split dgemm, past one column
+  # block (128) each, and empty shapes
+  set.seed(23)
+  a <- matrix(rnorm(150 * 40), 150, 40)
+  b <- matrix(rnorm(150 * 3), 150, 3)
+  tp <- function(a, b, th) .Call(rff:::C_rff_ridge_thin_products, a, b, th)
+  expect_equal(tp(a, NULL, 2L), tcrossprod(a), tolerance = 1e-13)
+  expect_identical(tp(a, NULL, 1L), tp(a, NULL, 2L))
+  expect_true(isSymmetric(tp(a, NULL, 2L), tol = 0))
+  wide <- t(a)   # 40 x 150: a'b has 150 rows, b 40 rows
+  bb <- matrix(rnorm(40 * 130), 40, 130)
+  expect_equal(tp(wide, bb, 2L), crossprod(wide, bb), tolerance = 1e-13)
+  expect_identical(tp(wide, bb, 1L), tp(wide, bb, 2L))
+  expect_identical(tp(matrix(0, 0, 3), NULL, 1L), matrix(0, 0, 0))
+  expect_identical(tp(matrix(0, 4, 0), NULL, 1L), matrix(0, 4, 4))
+  expect_identical(tp(matrix(0, 0, 3), matrix(0, 0, 2), 1L), matrix(0, 3, 2))
+  expect_error(tp(a, b[-1, ], 1L), "`b` must have 150 rows")
 })
 
 test_that("the BLAS hint: once per session, reference BLAS only, silenced by an option", {
