@@ -9,8 +9,9 @@
 #' `threads`:
 #' \describe{
 #'   \item{OpenBLAS and BLIS (`split = "blas"`)}{rff's threads featurize row
-#'     blocks, with the BLAS held at one thread; the products Z'Z (and the
-#'     error study's ZZ') are then handed whole, from one thread, to the BLAS
+#'     blocks, with the BLAS held at one thread; the products Z'Z (and ZZ'
+#'     of the error study and of a fit on fewer rows than features) are then
+#'     handed whole, from one thread, to the BLAS
 #'     running `threads` threads of its own. These libraries share out the
 #'     entries of a product among their threads, never its inner sums, so the
 #'     result does not depend on their thread count.}
@@ -21,7 +22,7 @@
 #'     thread count, which this partition avoids.}
 #' }
 #' Other products are shared as fixed column blocks under every BLAS (the
-#' error study's Z_x Z_y'), run inside rff's threads on one BLAS thread
+#' error study's Z_x Z_y', and Z'U of a fit on fewer rows than features), run inside rff's threads on one BLAS thread
 #' ([rff_glm()]'s products of each row block), or are small and run on one
 #' BLAS thread (predictions). A threaded
 #' BLAS is given back its own setting after every call (also after an

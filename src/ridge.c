@@ -109,12 +109,10 @@ SEXP rff_ridge_stats(SEXP x, SEXP y, SEXP yshift, SEXP weights, SEXP map,
                               threads);
         rff_check_interrupt();
     }
-    for (int j = 0; j < D; j++) {
-        const double *sj = S + (R_xlen_t) j * Dt;
-        memcpy(pztz + (R_xlen_t) j * D, sj, sizeof(double) * (size_t) (j + 1));
-        for (int i = j + 1; i < D; i++)
-            pztz[i + (R_xlen_t) j * D] = S[j + (R_xlen_t) i * Dt];
-    }
+    for (int j = 0; j < D; j++)
+        memcpy(pztz + (R_xlen_t) j * D, S + (R_xlen_t) j * Dt,
+               sizeof(double) * (size_t) (j + 1));
+    rff_mirror_upper(pztz, D, D);
     memcpy(pzs, S + (R_xlen_t) D * Dt, sizeof(double) * (size_t) D);
     for (int k = 0; k < qa; k++)
         memcpy(pzty + (R_xlen_t) k * D, S + (R_xlen_t) (D + 1 + k) * Dt,
