@@ -1,3 +1,6 @@
+# Layer 6: the arc-cosine kernels' documentation (their maps are drawn by
+# rff_map(kernel = "arccos")).
+
 #' Arc-cosine kernels
 #'
 #' `kernel = "arccos"` is the arc-cosine kernel of Cho and Saul (2009),

@@ -1,5 +1,6 @@
-# Argument validation and the classed error helper. Every exported function
-# validates its arguments here before anything reaches C.
+# Layer 0 (calls nothing above it): the classed error rff_error, and the
+# checks of arguments that need no kernel, map or model: numbers, strings,
+# flags, inputs, responses, lambda paths, weights and offsets.
 
 #' Errors raised by rff
 #'
@@ -82,20 +83,6 @@ check_positive <- function(x, arg) {
   as.double(x)
 }
 
-# The Matern smoothness: a positive number, within [nu_range] for the Matern
-# kernel (the other kernels ignore it).
-nu_range <- c(0.05, 1e6)
-check_nu <- function(nu, kernel) {
-  nu <- check_positive(nu, "nu")
-  if (identical(kernel, "matern") && (nu < nu_range[1L] || nu > nu_range[2L])) {
-    rff_abort("nu", sprintf(paste0(
-      "`nu` must be between %g and %g for the Matern kernel, got %s; as nu grows ",
-      "the kernel tends to the Gaussian (kernel = \"gaussian\")"),
-      nu_range[1L], nu_range[2L], format(nu)))
-  }
-  nu
-}
-
 check_string <- function(x, arg, choices) {
   if (!is.character(x) || length(x) != 1L || is.na(x)) {
     rff_abort(arg, sprintf("`%s` must be one of %s, got %s", arg,
@@ -114,89 +101,6 @@ check_flag <- function(x, arg) {
     rff_abort(arg, sprintf("`%s` must be TRUE or FALSE, got %s", arg, show_value(x)))
   }
   x
-}
-
-rff_kernels <- c("gaussian", "laplace", "matern", "arccos", "polynomial")
-rff_variants <- c("pair", "phase")
-rff_samplers <- c("iid", "orthogonal", "qmc", "nystrom")
-
-# A kernel name, or a user-defined spectral measure made by rff_spectral().
-check_kernel <- function(kernel, arg = "kernel") {
-  if (inherits(kernel, "rff_spectral")) return(check_spectral(kernel, arg))
-  if (is.list(kernel)) {
-    rff_abort(arg, sprintf(
-      "`%s` must be a kernel name or an object made by rff_spectral(), got %s",
-      arg, show_value(kernel)))
-  }
-  check_string(kernel, arg, rff_kernels)
-}
-
-check_spectral <- function(kernel, arg = "kernel") {
-  if (!is.list(kernel) || !is.function(kernel$sample) || !is.function(kernel$kappa) ||
-      !is.character(kernel$name) || length(kernel$name) != 1L) {
-    rff_abort(arg, sprintf(
-      "`%s` is a damaged rff_spectral object: it needs functions `sample` and `kappa` and a `name`",
-      arg))
-  }
-  kernel
-}
-
-check_order <- function(order) {
-  if (!is_number(order) || length(order) != 1L || is.na(order) || !order %in% c(0, 1)) {
-    rff_abort("order", sprintf("`order` must be 0 or 1, got %s", show_value(order)))
-  }
-  as.integer(order)
-}
-
-# The samplers each kernel supports, and the arc-cosine kernel's one variant.
-check_sampler_kernel <- function(sampler, kernel, variant) {
-  spectral <- inherits(kernel, "rff_spectral")
-  if (spectral && sampler != "iid") {
-    rff_abort("sampler", sprintf(
-      "`sampler` \"%s\" needs a kernel whose spectral law the package knows; a user-defined rff_spectral() kernel supports only \"iid\"",
-      sampler))
-  }
-  if (!spectral && sampler == "orthogonal" && !kernel %in% c("gaussian", "matern", "arccos")) {
-    rff_abort("sampler", sprintf(
-      "`sampler` \"orthogonal\" needs a radial kernel (\"gaussian\", \"matern\", \"arccos\"), got kernel \"%s\"",
-      kernel))
-  }
-  if (!spectral && kernel == "arccos" && variant != "pair") {
-    rff_abort("variant", sprintf(
-      "`variant` \"%s\" has no meaning for the arc-cosine kernel, which has no phases; use \"pair\"",
-      variant))
-  }
-  sampler
-}
-
-check_variant <- function(variant) {
-  # the default is the whole choice vector, as in match.arg()
-  if (identical(variant, rff_variants)) variant <- "pair"
-  check_string(variant, "variant", rff_variants)
-}
-
-check_sampler <- function(sampler) check_string(sampler, "sampler", rff_samplers)
-
-check_lengthscale <- function(lengthscale, d) {
-  if (identical(lengthscale, "median")) {
-    rff_abort("lengthscale", paste0(
-      "`lengthscale` \"median\" needs the data: give `x` to rff_features() or ",
-      "rff_kernel(), which compute it; rff_map() knows only `d`"))
-  }
-  if (!is_number(lengthscale) || length(lengthscale) == 0L ||
-      anyNA(lengthscale) || any(!is.finite(lengthscale)) || any(lengthscale <= 0)) {
-    bad <- if (is_number(lengthscale) && length(lengthscale) > 0L) {
-      lengthscale[is.na(lengthscale) | !is.finite(lengthscale) | lengthscale <= 0][1L]
-    } else lengthscale
-    rff_abort("lengthscale", sprintf(
-      "`lengthscale` must be positive and finite, got %s", show_value(bad)))
-  }
-  if (length(lengthscale) != 1L && length(lengthscale) != d) {
-    rff_abort("lengthscale", sprintf(
-      "`lengthscale` must have length 1 or %d (one per column of `x`), got length %d",
-      d, length(lengthscale)))
-  }
-  as.double(lengthscale)
 }
 
 # x as a double matrix: a numeric matrix, a numeric data frame or a vector;
@@ -229,53 +133,6 @@ check_x <- function(x, arg = "x", na_ok = FALSE) {
   x
 }
 
-check_map <- function(map, arg = "map") {
-  if (!inherits(map, "rff_map")) {
-    rff_abort(arg, sprintf("`%s` must be an object made by rff_map(), got %s",
-                           arg, show_value(map)))
-  }
-  if (is_other_map(map)) return(invisible(check_other_map(map, arg)))
-  fields <- c("omega", "D", "d", "kernel", "lengthscale", "nu", "variant", "sampler")
-  missing_fields <- setdiff(fields, names(map))
-  if (length(missing_fields)) {
-    rff_abort(arg, sprintf("`%s` is damaged: it has no %s", arg,
-                           paste0("`", missing_fields, "`", collapse = ", ")))
-  }
-  D <- check_count(map$D, paste0(arg, "$D"))
-  d <- check_count(map$d, paste0(arg, "$d"))
-  variant <- check_string(map$variant, paste0(arg, "$variant"), rff_variants)
-  kernel <- check_kernel(map$kernel, paste0(arg, "$kernel"))
-  if (identical(kernel, "arccos")) {
-    if (!is_number(map$order) || length(map$order) != 1L || !isTRUE(map$order %in% c(0, 1))) {
-      rff_abort(paste0(arg, "$order"), sprintf(
-        "`%s$order` must be 0 or 1 for an arc-cosine map, got %s", arg, show_value(map$order)))
-    }
-    if (variant != "pair") {
-      rff_abort(paste0(arg, "$variant"), sprintf(
-        "`%s$variant` must be \"pair\" for an arc-cosine map", arg))
-    }
-  }
-  if (variant == "pair" && D %% 2L != 0L) {
-    rff_abort(paste0(arg, "$D"), sprintf("`%s$D` must be even for a \"pair\" map, got %d", arg, D))
-  }
-  m <- if (variant == "pair") D / 2 else D
-  om <- map$omega
-  if (!is.matrix(om) || !is.double(om) || !identical(dim(om), c(d, as.integer(m))) ||
-      any(!is.finite(om))) {
-    rff_abort(arg, sprintf(
-      "`%s` is damaged: `omega` must be a finite %d x %d double matrix", arg, d, as.integer(m)))
-  }
-  if (variant == "phase") {
-    ph <- map$phase
-    if (!is.double(ph) || length(ph) != D || any(!is.finite(ph))) {
-      rff_abort(arg, sprintf("`%s` is damaged: `phase` must be %d finite numbers", arg, D))
-    }
-  } else if (!is.null(map$phase)) {
-    rff_abort(arg, sprintf("`%s` is damaged: a \"pair\" map has no `phase`", arg))
-  }
-  invisible(map)
-}
-
 # Errors if any of the named sampling arguments was supplied along with map.
 check_no_sampling_args <- function(supplied) {
   if (length(supplied)) {
@@ -285,29 +142,9 @@ check_no_sampling_args <- function(supplied) {
   }
 }
 
-check_threads <- function(threads) {
-  if (is.null(threads)) return(default_threads())
-  check_count(threads, "threads", lo = 1, hi = 1024)
-}
-
-default_threads <- function() {
-  opt <- getOption("rff.threads")
-  if (!is.null(opt)) return(check_count(opt, "options(rff.threads)", lo = 1, hi = 1024))
-  n <- detected_cores()
-  limit <- Sys.getenv("_R_CHECK_LIMIT_CORES_", "")
-  if (nzchar(limit) && !identical(tolower(limit), "false")) n <- min(n, 2L)
-  as.integer(n)
-}
-
-# parallel::detectCores() starts a shell on some platforms, and the memory
-# size needs a file read: ask once per session.
-cores_cache <- new.env(parent = emptyenv())
-detected_cores <- function() {
-  if (is.null(cores_cache$n)) {
-    n <- parallel::detectCores(logical = TRUE)
-    cores_cache$n <- if (is.na(n) || n < 1L) 1L else as.integer(n)
-  }
-  cores_cache$n
+# Names among `args` that the caller of `env`'s function supplied explicitly.
+supplied_args <- function(args, env) {
+  args[!vapply(args, function(a) eval(call("missing", as.name(a)), env), logical(1))]
 }
 
 # Numbers of features for the theory helpers: positive whole numbers, even
@@ -327,20 +164,6 @@ check_feature_counts <- function(D, variant, arg = "D") {
   }
   as.double(D)
 }
-
-# A kernel for which Proposition 2 holds: built-in or rff_spectral(), but
-# not the arc-cosine kernel (no kappa(x - y)).
-check_shift_invariant <- function(kernel, arg = "kernel") {
-  kernel <- check_kernel(kernel, arg)
-  if (!is_shift_invariant(kernel)) {
-    rff_abort(arg, sprintf(paste0(
-      "`%s` must be a shift-invariant kernel: \"%s\" is not (k(x, y) is no ",
-      "function kappa(x - y)), so Proposition 2 does not apply to it"), arg, kernel))
-  }
-  kernel
-}
-
-# ---- ridge regression ----
 
 # A factor, logical or character response asks for classification, which
 # ridge regression is not: say what to use instead.
@@ -398,26 +221,20 @@ check_lambda <- function(lambda, arg = "lambda") {
   as.double(lambda)
 }
 
+check_ratio <- function(r) {
+  if (!is_number(r) || length(r) != 1L || !is.finite(r) || r <= 0 || r >= 1) {
+    rff_abort("lambda_min_ratio", sprintf(
+      "`lambda_min_ratio` must be a number in (0, 1), got %s", show_value(r)))
+  }
+  as.double(r)
+}
+
 # The lambda path asked for: given values, or the length and range of a
 # path chosen from the data (see lambda_values()).
 check_path <- function(lambda, nlambda, lambda_min_ratio) {
   list(lambda = check_lambda(lambda),
        nlambda = check_count(nlambda, "nlambda", lo = 1, hi = 10000),
        ratio = check_ratio(lambda_min_ratio))
-}
-
-# The arguments every fit from data shares, checked in the order of the
-# signatures: x, y (by the model's `response` checker), lambda, intercept,
-# the rest of the path (lambda again, a no-op), threads, progress.
-check_fit_args <- function(x, y, lambda, intercept, nlambda, lambda_min_ratio,
-                           threads, progress, response = check_y) {
-  x <- check_x(x)
-  y <- response(y, nrow(x))
-  lambda <- check_lambda(lambda)
-  intercept <- check_flag(intercept, "intercept")
-  list(x = x, y = y, path = check_path(lambda, nlambda, lambda_min_ratio),
-       intercept = intercept, threads = check_threads(threads),
-       progress = check_flag(progress, "progress"))
 }
 
 # Row weights: NULL, or one non-negative finite number per row, not all zero
@@ -436,9 +253,14 @@ check_weights <- function(weights, n, arg = "weights", zero_ok = FALSE) {
 }
 
 # An offset: NULL, or one number per row (or an n x q matrix, one column per
-# response), subtracted from the response before fitting.
-check_offset <- function(offset, n, q) {
+# response), as an n x q matrix: subtracted from a gaussian response before
+# fitting, added to the linear predictor of the binomial and Poisson
+# families (q = 1); the multinomial family takes none.
+check_offset <- function(offset, n, q, family = "gaussian") {
   if (is.null(offset)) return(NULL)
+  if (identical(family, "multinomial")) {
+    rff_abort("offset", "offsets are taken by the binomial and Poisson families, not by \"multinomial\"")
+  }
   if (!(is_number(offset) || (is.matrix(offset) && is.numeric(offset))) ||
       !(length(offset) == n || (is.matrix(offset) && identical(dim(offset), c(as.integer(n), as.integer(q)))))) {
     rff_abort("offset", sprintf("`offset` must be NULL or %d numbers (one per row), got %s",
@@ -448,84 +270,4 @@ check_offset <- function(offset, n, q) {
     rff_abort("offset", "`offset` must not contain missing or infinite values")
   }
   matrix(as.double(offset), n, q)
-}
-
-check_chunk_size <- function(chunk_size, D) {
-  if (is.null(chunk_size)) return(default_chunk_size(D))
-  check_count(chunk_size, "chunk_size", lo = 1)
-}
-
-# About 16 MB of features per block, and at least one featurization block.
-default_chunk_size <- function(D) as.integer(max(256, floor(2^21 / D)))
-
-check_stats <- function(stats, arg) {
-  if (!inherits(stats, "rff_stats")) {
-    rff_abort(arg, sprintf("`%s` must be an object made by rff_stats(), got %s",
-                           arg, show_value(stats)))
-  }
-  invisible(stats)
-}
-
-# Sampling arguments passed through `...` must be arguments of rff_map();
-# `caller` names the function the user called.
-check_map_args <- function(args, caller = "rff_ridge") {
-  allowed <- setdiff(names(formals(rff_map)), "d")
-  nm <- names(args)
-  if (is.null(nm)) nm <- rep("", length(args))
-  bad <- nm[!nm %in% allowed]
-  if (length(bad)) {
-    what <- if (any(!nzchar(bad))) "an unnamed argument" else
-      paste0("`", bad[nzchar(bad)][1L], "`")
-    rff_abort(if (nzchar(bad[1L])) bad[1L] else "...", sprintf(
-      "%s is not an argument of %s() or rff_map() (%s)", what, caller,
-      paste0("`", allowed, "`", collapse = ", ")))
-  }
-  invisible(args)
-}
-
-check_ratio <- function(r) {
-  if (!is_number(r) || length(r) != 1L || !is.finite(r) || r <= 0 || r >= 1) {
-    rff_abort("lambda_min_ratio", sprintf(
-      "`lambda_min_ratio` must be a number in (0, 1), got %s", show_value(r)))
-  }
-  as.double(r)
-}
-
-# Candidate lengthscales for rff_cv(): a list of scalars or per-column
-# vectors; "median" is the median heuristic of x (the kernel's inputs).
-check_candidates <- function(lengthscale, d, x = NULL) {
-  if (identical(lengthscale, "median") && !is.null(x)) return(list(median_lengthscale(x)))
-  if (is.character(lengthscale)) lengthscale <- resolve_lengthscale(lengthscale, x)
-  cand <- if (is.list(lengthscale)) lengthscale else as.list(lengthscale)
-  if (!length(cand)) rff_abort("lengthscale", "`lengthscale` must have at least one candidate")
-  lapply(cand, check_lengthscale, d = d)
-}
-
-# Fold of each row: given, or drawn at random with sizes differing by at most one.
-check_foldid <- function(foldid, folds, n) {
-  if (is.null(foldid)) {
-    k <- check_count(folds, "folds", lo = 2)
-    if (n < k) {
-      rff_abort("folds", sprintf("`folds` = %d needs at least as many rows, but `x` has %d",
-                                 k, n))
-    }
-    return(sample(rep_len(seq_len(k), n)))
-  }
-  if (!is_number(foldid) || length(foldid) != n || anyNA(foldid) ||
-      any(foldid != round(foldid)) || any(foldid < 1)) {
-    rff_abort("foldid", sprintf("`foldid` must give a fold number (1, 2, ...) for each of the %d rows", n))
-  }
-  foldid <- as.integer(foldid)
-  k <- max(foldid)
-  if (k < 2L || length(unique(foldid)) != k) {
-    rff_abort("foldid", sprintf("`foldid` must use every fold 1..k with k >= 2; it has %d distinct values up to %d",
-                                length(unique(foldid)), k))
-  }
-  foldid
-}
-
-# The D x D statistics (and the solves' copies of them) must fit in memory:
-# refuse before drawing features. `copies` counts the D x D matrices held.
-check_stats_memory <- function(D, copies, map_given) {
-  check_alloc(D, as.double(D) * copies, arg = if (map_given) "map" else "D")
 }

@@ -1,3 +1,5 @@
+# Layer 11: rff_cv(), cross-validation over lambda and the lengthscale.
+
 #' Cross-validated random-feature ridge regression
 #'
 #' k-fold cross-validation of [rff_ridge()] over a lambda path and over
@@ -128,53 +130,57 @@ rff_cv.default <- function(x, y, folds = 10, lambda = NULL, lengthscale = "auto"
   }
   a <- check_fit_args(x, y, lambda, intercept, nlambda, lambda_min_ratio,
                       threads, progress)
-  lambda <- a$path$lambda
-  n <- nrow(a$x)
-  d <- ncol(a$x)
-  foldid <- check_foldid(foldid, folds, n)
-  k <- max(foldid)
+  foldid <- check_foldid(foldid, folds, nrow(a$x))
   args <- list(...)
   auto <- identical(lengthscale, "auto")
   if (!is.null(map)) {
     m <- model_setup(a, standardize, weights, offset, map, args, "rff_cv")
     candidates <- if (missing(lengthscale)) list(map$lengthscale) else
-      check_candidates(lengthscale, d, m$x)
+      check_candidates(lengthscale, ncol(a$x), m$x)
   } else {
     if (!auto) args$lengthscale <- 1
     m <- model_setup(a, standardize, weights, offset, NULL, args, "rff_cv")
-    candidates <- if (auto) m$candidates else check_candidates(lengthscale, d, m$x)
+    candidates <- if (auto) m$candidates else check_candidates(lengthscale, ncol(a$x), m$x)
   }
   if (is.null(candidates)) candidates <- list(m$map$lengthscale)
-  base <- m$map
+  # the statistics of every fold, plus the solves' copies
+  check_stats_memory(m$map$D, max(foldid) + 4, !is.null(map))
+  chunk_size <- check_chunk_size(chunk_size, m$map$D)
+  ridge_cv(a, m, candidates, foldid, auto, chunk_size, cl)
+}
+
+# Ridge regression's cross-validation: for each candidate lengthscale (the
+# same draws rescaled), the statistics of every fold, each fold's path fitted
+# from the total less the fold and scored on the fold's rows (from its
+# statistics, or from its features when rows are fewer than features); the
+# curves, the choice and the object from the cross-validation core; the
+# refit on all rows at lambda_min.
+ridge_cv <- function(a, m, candidates, foldid, auto, chunk_size, cl) {
+  lambda <- a$path$lambda
   x <- m$x
   y <- m$y
   w <- m$weights
-  # the statistics of every fold, plus the solves' copies
-  check_stats_memory(base$D, k + 4, !is.null(map))
-  chunk_size <- check_chunk_size(chunk_size, base$D)
+  n <- nrow(x)
+  k <- max(foldid)
   rows <- split(seq_len(n), foldid)
   nl <- length(candidates)
-  pb <- NULL
-  if (a$progress && nl * k > 1L) {
-    pb <- utils::txtProgressBar(min = 0, max = nl * k, style = 3)
-    on.exit(close(pb))
-  }
-
+  pb <- progress_bar(a$progress && nl * k > 1L, nl * k)
+  on.exit(pb$close(), add = TRUE)
   cvm <- cvsd <- NULL
   best_total <- NULL
   best_err <- Inf
   for (ci in seq_len(nl)) {
-    mp <- rescale_map(base, candidates[[ci]])
+    mp <- rescale_map(m$map, candidates[[ci]])
     fold_stats <- lapply(seq_len(k), function(j) {
       r <- rows[[j]]
       s <- accumulate_stats(x[r, , drop = FALSE], y[r, , drop = FALSE], mp, a$intercept,
                             chunk_size, a$threads, FALSE, if (is.null(w)) NULL else w[r])
-      if (!is.null(pb)) utils::setTxtProgressBar(pb, (ci - 1L) * k + j)
+      pb$set((ci - 1L) * k + j)
       s
     })
     total <- combine_stats(fold_stats)
     # fewer rows than features: each fold's eigenproblem on n x n
-    Zall <- if (n <= base$D) .Call(C_rff_features, x, mp, a$threads)
+    Zall <- if (n <= mp$D) .Call(C_rff_features, x, mp, a$threads)
     # the path of the first lengthscale serves all of them
     if (is.null(lambda)) {
       sys <- normal_equations(total)
@@ -196,44 +202,22 @@ rff_cv.default <- function(x, y, folds = 10, lambda = NULL, lengthscale = "auto"
       heldout_sse_rows(Zall[r, , drop = FALSE], y[r, , drop = FALSE],
                        if (is.null(w)) NULL else w[r], p)
     }, numeric(length(lambda))))
-    sse <- matrix(sse, k)
     wj <- vapply(fold_stats, stats_wsum, numeric(1))
-    W <- sum(wj)
-    mse <- sse / pmax(wj, .Machine$double.xmin)
-    cvm[, ci] <- colSums(sse) / W
-    cvsd[, ci] <- sqrt(colSums(wj * (mse - rep(cvm[, ci], each = k))^2) / W / max(k - 1, 1))
+    curve <- cv_curve(matrix(sse, k) / pmax(wj, .Machine$double.xmin), wj)
+    cvm[, ci] <- curve$cvm
+    cvsd[, ci] <- curve$cvsd
     if (min(cvm[, ci]) < best_err) {
       best_err <- min(cvm[, ci])
       best_total <- total
     }
   }
-  ij <- arrayInd(which.min(cvm), dim(cvm))
-  lambda_min <- lambda[ij[1L]]
-  # glmnet's rule: the largest lambda within one standard error of the minimum
-  within <- cvm[, ij[2L]] <= cvm[ij[1L], ij[2L]] + cvsd[ij[1L], ij[2L]]
-  lambda_1se <- max(lambda[within])
-  fit <- ridge_from_stats(best_total, list(lambda = lambda_min))
+  sel <- cv_select(cvm, cvsd, lambda)
+  fit <- ridge_from_stats(best_total, list(lambda = sel$lambda_min))
   fit <- add_fitted(fit, x, y, chunk_size, a$threads, m$offset)
-  ls_names <- vapply(candidates, function(l) paste(format(l, digits = 4), collapse = ","),
-                     character(1))
-  dimnames(cvm) <- dimnames(cvsd) <- list(NULL, ls_names)
-  search <- NULL
-  if (nl > 1L) {
-    search <- list(best = ij[2L], rows = n, median = m$median, criterion = "CV",
-                   table = data.frame(lengthscale = vapply(candidates, `[`, 0, 1L),
-                                      multiple = if (auto) auto_multipliers[seq_len(nl)] else NA_real_,
-                                      lambda = lambda[apply(cvm, 2L, which.min)],
-                                      cv = apply(cvm, 2L, min)))
-    if (!auto) search$median <- NULL
-  }
+  search <- cv_search(candidates, cvm, lambda, sel, 1, auto, m$median, n)
   fit <- add_model_info(fit, m, search)
   fit$call <- cl
-  structure(list(lambda = lambda, lengthscale = candidates, cvm = cvm, cvsd = cvsd,
-                 lambda_min = lambda_min, lambda_1se = lambda_1se,
-                 lambda_best = lambda_min, lengthscale_best = candidates[[ij[2L]]],
-                 best = c(lambda = ij[1L], lengthscale = ij[2L]),
-                 foldid = foldid, auto = auto, fit = fit, call = cl),
-            class = "rff_cv")
+  new_cv(lambda, candidates, cvm, cvsd, sel, fit, cl, foldid = foldid, auto = auto)
 }
 
 #' @rdname rff_cv
@@ -241,218 +225,6 @@ rff_cv.default <- function(x, y, folds = 10, lambda = NULL, lengthscale = "auto"
 rff_cv.formula <- function(formula, data, subset, weights, na.action, offset, ...) {
   cl <- fit_call(match.call(), "rff_cv")
   fam <- list(...)$family
-  r <- fit_formula(rff_cv.default, ...,
-                   .response = if (is.null(fam) || identical(fam, "gaussian")) "numeric" else "any")
-  cv <- r$fit
-  cv$call <- cv$fit$call <- cl
-  for (f in names(r$model)) cv$fit[[f]] <- r$model[[f]]
-  cv
-}
-
-# Held-out SSE at every lambda (averaged over responses) of a path fitted
-# without the rows of `s`, from the statistics of those rows: with
-# c = shift - intercept, sum w (y - a - Z b)^2 =
-# yty + 2 c ysum + w c^2 - 2 b'(Zty + zsum c) + b'Z'WZ b (weighted sums).
-heldout_sse <- function(s, p) {
-  L <- length(p$lambda)
-  q <- dim(p$beta)[2L]
-  out <- numeric(L)
-  for (r in seq_len(q)) {
-    B <- matrix(p$beta[, r, ], ncol = L)
-    cc <- s$yshift[r] - p$intercept[r, ]
-    quad <- colSums(B * (s$ZtZ %*% B))
-    lin <- colSums(B * s$Zty[, r]) + cc * colSums(B * s$zsum)
-    out <- out + s$yty[r] + 2 * cc * s$ysum[r] + stats_wsum(s) * cc^2 - 2 * lin + quad
-  }
-  pmax(out, 0) / q
-}
-
-# The same from the held-out rows' features Z (and responses y, weights w):
-# cheaper than the statistics when the rows are fewer than the features.
-heldout_sse_rows <- function(Z, y, w, p) {
-  L <- length(p$lambda)
-  q <- dim(p$beta)[2L]
-  if (is.null(w)) w <- rep(1, nrow(Z))
-  out <- numeric(L)
-  for (r in seq_len(q)) {
-    pred <- Z %*% matrix(p$beta[, r, ], ncol = L) + rep(p$intercept[r, ], each = nrow(Z))
-    out <- out + colSums(w * (y[, r] - pred)^2)
-  }
-  out / q
-}
-
-#' @export
-print.rff_cv <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
-  glm <- inherits(x$fit, "rff_glm")
-  cat(sprintf("Random-feature %s, %d-fold cross-validation\n",
-              if (glm) paste(glm_family_label(x$family), "regression") else "ridge regression",
-              max(x$foldid)))
-  if (!is.null(x$call)) cat("Call: ", paste(deparse(x$call), collapse = "\n"), "\n", sep = "")
-  cat(sprintf("  %s\n", map_line(x$fit$map)))
-  cat_model_lines(x$fit, digits)
-  cat(sprintf("  %d lambda values x %d lengthscale%s\n", length(x$lambda),
-              length(x$lengthscale), if (length(x$lengthscale) == 1L) "" else "s"))
-  i <- x$best
-  cat(sprintf("  lambda_min = %s (CV %s %s, se %s), lambda_1se = %s; lengthscale = %s\n",
-              fmt(x$lambda_min, digits), cv_measure_label(x, short = TRUE),
-              fmt(x$cvm[i[1L], i[2L]], digits),
-              fmt(x$cvsd[i[1L], i[2L]], digits), fmt(x$lambda_1se, digits),
-              paste(fmt(x$lengthscale_best, digits), collapse = ", ")))
-  invisible(x)
-}
-
-# The measure a cross-validation reports, for labels.
-cv_measure_label <- function(x, short = FALSE) {
-  m <- if (is.null(x$type.measure)) "mse" else x$type.measure
-  if (short && m == "mse") return("MSE")
-  measure_label(m)
-}
-
-# "min", "1se" or numbers >= 0 as lambda values of a cross-validation.
-cv_lambda <- function(object, lambda) {
-  if (is.character(lambda)) {
-    lambda <- check_string(lambda, "lambda", c("min", "1se"))
-    return(if (lambda == "min") object$lambda_min else object$lambda_1se)
-  }
-  if (is.null(lambda)) return(object$lambda_min)
-  check_lambda(lambda)
-}
-
-#' Predictions, coefficients and summaries of a cross-validated fit
-#'
-#' The model of [rff_cv()] is refitted on all rows at the best lengthscale;
-#' predictions and coefficients are those of that refit at `lambda`:
-#' `"min"` (the lambda of smallest CV error, the default), `"1se"` (the
-#' largest lambda whose CV error is within one standard error of the
-#' smallest, glmnet's rule) or any numbers >= 0 (solved exactly from the
-#' refit's normal equations). See [predict.rff_ridge()] for the other
-#' arguments, the standard errors and the intervals. Note that
-#' `glmnet::predict.cv.glmnet()` defaults to its `"lambda.1se"`.
-#'
-#' @param object,x A result of [rff_cv()].
-#' @param newdata,type,se.fit,interval,level,na.action,newoffset,chunk_size,threads
-#'   As for [predict.rff_ridge()].
-#' @param lambda `"min"`, `"1se"` or numbers >= 0.
-#' @param y Unused.
-#' @param ... Nothing: any argument here is an error (for `predict()`,
-#'   `newx` is `newdata` and `s` is `lambda`).
-#' @return `predict()` and `coef()` as for [predict.rff_ridge()];
-#'   `summary()` an object printed as the CV table per lengthscale.
-#' @examples
-#' set.seed(3)
-#' x <- matrix(runif(600), 300, 2)
-#' y <- sin(5 * x[, 1]) * x[, 2] + rnorm(300, sd = 0.1)
-#' cv <- rff_cv(x, y, folds = 5, D = 100, nlambda = 20)
-#' predict(cv, x[1:3, ], lambda = "1se")
-#' predict(cv, x[1:3, ], lambda = 0.01)
-#' summary(cv)
-#' @name predict.rff_cv
-#' @export
-predict.rff_cv <- function(object, newdata, lambda = "min", type = c("response", "link"),
-                           se.fit = FALSE, interval = c("none", "confidence", "prediction"),
-                           level = 0.95, na.action = stats::na.pass, newoffset = NULL,
-                           chunk_size = NULL, threads = NULL, ...) {
-  check_predict_call(sys.call(), "rff_cv", names(formals(sys.function())))
-  lambda <- cv_lambda(object, lambda)
-  if (missing(newdata)) newdata <- NULL
-  if (inherits(object$fit, "rff_glm")) {
-    if (!isFALSE(se.fit) || !identical(interval, c("none", "confidence", "prediction"))) {
-      rff_abort(if (isFALSE(se.fit)) "interval" else "se.fit",
-                "standard errors and intervals are given for ridge regression fits, not for GLM families")
-    }
-    if (identical(type, c("response", "link"))) type <- "link"
-    return(predict.rff_glm(object$fit, newdata, type = type, lambda = lambda,
-                           na.action = na.action, newoffset = newoffset,
-                           chunk_size = chunk_size, threads = threads))
-  }
-  stats::predict(object$fit, newdata, lambda = lambda, type = type, se.fit = se.fit,
-                 interval = interval, level = level, na.action = na.action,
-                 newoffset = newoffset, chunk_size = chunk_size, threads = threads)
-}
-
-#' @rdname predict.rff_cv
-#' @export
-coef.rff_cv <- function(object, lambda = "min", ...) {
-  stats::coef(object$fit, lambda = cv_lambda(object, lambda))
-}
-#' @export
-fitted.rff_cv <- function(object, ...) stats::fitted(object$fit, ...)
-#' @export
-residuals.rff_cv <- function(object, ...) stats::residuals(object$fit, ...)
-#' @export
-nobs.rff_cv <- function(object, ...) object$fit$n
-
-#' @rdname predict.rff_cv
-#' @export
-summary.rff_cv <- function(object, ...) {
-  sgn <- if (identical(object$type.measure, "auc")) -1 else 1
-  at <- apply(sgn * object$cvm, 2L, which.min)
-  per_ls <- data.frame(
-    lengthscale = vapply(object$lengthscale, function(l) paste(signif(l, 4), collapse = ","),
-                         character(1)),
-    lambda_min = object$lambda[at],
-    cvm = unname(object$cvm[cbind(at, seq_len(ncol(object$cvm)))]),
-    cvsd = object$cvsd[cbind(at, seq_len(ncol(object$cvm)))],
-    stringsAsFactors = FALSE)
-  out <- list(call = object$call, folds = max(object$foldid), n = object$fit$n,
-              map = object$fit$map, table = per_ls, best = object$best[["lengthscale"]],
-              lambda_min = object$lambda_min, lambda_1se = object$lambda_1se,
-              auto = object$auto, fit = summary(object$fit),
-              measure = cv_measure_label(object))
-  class(out) <- "summary.rff_cv"
-  out
-}
-
-#' @export
-print.summary.rff_cv <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
-  glm <- inherits(x$fit, "summary.rff_glm")
-  cat(sprintf("Random-feature %s, %d-fold cross-validation on %s rows\n",
-              if (glm) paste(glm_family_label(x$fit$family), "regression") else "ridge regression",
-              x$folds, format(x$n, big.mark = ",")))
-  if (!is.null(x$call)) cat("Call: ", paste(deparse(x$call), collapse = "\n"), "\n", sep = "")
-  cat(sprintf("  %s\n", map_line(x$map)))
-  cat(sprintf("\nCross-validation %s at each lengthscale's best lambda:\n",
-              if (is.null(x$measure)) "error (mean squared error)" else x$measure))
-  tab <- x$table
-  tab$chosen <- ifelse(seq_len(nrow(tab)) == x$best, "*", "")
-  tab[] <- lapply(tab, function(v) if (is.numeric(v)) fmt(v, digits) else v)
-  print(tab, row.names = FALSE, right = TRUE)
-  cat(sprintf("\nlambda_min = %s, lambda_1se = %s\n", fmt(x$lambda_min, digits),
-              fmt(x$lambda_1se, digits)))
-  f <- x$fit
-  if (glm) {
-    cat("\n")
-    print(f, digits = digits)
-    return(invisible(x))
-  }
-  cat(sprintf("Refit on all rows at lambda_min: effective df = %s, residual standard error: %s, R-squared: %s\n",
-              fmt(f$df, digits), fmt(f$sigma[1L], digits), fmt(f$r.squared[1L], digits)))
-  invisible(x)
-}
-
-#' @rdname predict.rff_cv
-#' @export
-plot.rff_cv <- function(x, y, ...) {
-  cvm <- x$cvm
-  o <- order(x$lambda)
-  lam <- x$lambda[o]
-  if (ncol(cvm) == 1L) {
-    lo <- cvm[o, 1L] - x$cvsd[o, 1L]
-    hi <- cvm[o, 1L] + x$cvsd[o, 1L]
-    graphics::plot(lam, cvm[o, 1L], log = "x", type = "b", pch = 20,
-                   ylim = range(lo, hi, finite = TRUE), xlab = expression(lambda),
-                   ylab = paste("CV", cv_measure_label(x)), main = "Cross-validation", ...)
-    graphics::segments(lam, lo, lam, hi, col = "grey50")
-  } else {
-    cols <- seq_len(ncol(cvm))
-    graphics::matplot(lam, cvm[o, , drop = FALSE], log = "x", type = "l", lty = 1,
-                      col = cols, xlab = expression(lambda),
-                      ylab = paste("CV", cv_measure_label(x)), main = "Cross-validation", ...)
-    graphics::legend(if (identical(x$type.measure, "auc")) "bottomleft" else "topleft",
-                     legend = colnames(cvm), col = cols, lty = 1,
-                     title = "lengthscale", bty = "n")
-  }
-  graphics::points(x$lambda_min, x$cvm[x$best[1L], x$best[2L]], pch = 4, cex = 2)
-  graphics::abline(v = c(x$lambda_min, x$lambda_1se), lty = c(2, 3))
-  invisible(x)
+  fit_formula(rff_cv.default, cl, ...,
+              .response = if (is.null(fam) || identical(fam, "gaussian")) "numeric" else "any")
 }

@@ -1,3 +1,5 @@
+# Layer 6: feature matrices (rff_features()) and their use inside model formulas.
+
 #' Random Fourier features of data
 #'
 #' Computes the n x D feature matrix Z whose rows are z(x_i), so that
@@ -115,47 +117,6 @@ makepredictcall.rff_features <- function(var, call) {
                                    "sampler", "map")]
   call$map <- attr(var, "rff_map")
   call
-}
-
-# Names among `args` that the caller of `env`'s function supplied explicitly.
-supplied_args <- function(args, env) {
-  args[!vapply(args, function(a) eval(call("missing", as.name(a)), env), logical(1))]
-}
-
-check_x_matches_map <- function(x, map, arg = "x") {
-  if (ncol(x) != map$d) {
-    rff_abort(arg, sprintf("`%s` has %d column%s but the map was drawn for %d",
-                           arg, ncol(x), if (ncol(x) == 1L) "" else "s", map$d))
-  }
-}
-
-# An n x D result must be allocatable: stop before asking for it. The limit
-# is options(rff.max_gb), by default the machine's physical memory.
-check_alloc <- function(n, D, arg = "D") {
-  cells <- as.double(n) * D
-  if (cells > 2^52) {
-    rff_abort(arg, sprintf("`%s` is too large: a %s x %s result cannot be allocated", arg, n, D))
-  }
-  gb <- cells * 8 / 2^30
-  limit <- getOption("rff.max_gb", physical_memory_gb())
-  if (gb > limit) {
-    rff_abort(arg, sprintf(
-      "`%s` is too large: the %s x %s result needs %s GB, more than the %s GB allowed (options(rff.max_gb))",
-      arg, n, D, format(gb, digits = 3), format(limit, digits = 3)))
-  }
-  invisible(TRUE)
-}
-
-# Total physical memory in GB where the system tells it (Linux), else Inf.
-physical_memory_gb <- function() {
-  if (is.null(cores_cache$mem_gb)) {
-    kb <- tryCatch({
-      line <- grep("^MemTotal:", readLines("/proc/meminfo", n = 5L, warn = FALSE), value = TRUE)
-      as.numeric(gsub("[^0-9]", "", line))
-    }, error = function(e) NA_real_, warning = function(w) NA_real_)
-    cores_cache$mem_gb <- if (length(kb) == 1L && is.finite(kb) && kb > 0) kb / 2^20 else Inf
-  }
-  cores_cache$mem_gb
 }
 
 # cos and sin as the featurization kernels compute them (columns cos from the

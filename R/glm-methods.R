@@ -1,3 +1,5 @@
+# Layer 12: the methods of "rff_glm" fits.
+
 #' Predictions, coefficients and summaries of a random-feature GLM
 #'
 #' `predict()` gives, for the rows of `newdata`, the linear predictor
@@ -53,7 +55,7 @@ predict.rff_glm <- function(object, newdata, type = c("link", "response", "class
                             chunk_size = NULL, threads = NULL, ...) {
   check_predict_call(sys.call(), "rff_glm", names(formals(sys.function())))
   type <- check_glm_type(type, object$family)
-  idx <- glm_lambda_index(object, lambda)
+  idx <- lambda_index(object, lambda, refit_hint = TRUE)
   if (missing(newdata) || is.null(newdata)) {
     if (!identical(idx, object$best)) {
       rff_abort("newdata", "`newdata` is needed for predictions at a `lambda` other than `lambda_best`")
@@ -62,21 +64,10 @@ predict.rff_glm <- function(object, newdata, type = c("link", "response", "class
     rows <- rownames(object$linear.predictors)
     return(glm_shape(object, eta, type, rows, object$lambda[idx]))
   }
-  nd <- newdata_matrix(object, newdata, newoffset)
-  keep <- newdata_rows(nd$x, nd$offset, na.action)
-  x <- standardize_rows(nd$x[keep$rows[keep$ok], , drop = FALSE], object$standardize)
-  if (!is.null(chunk_size)) chunk_size <- check_count(chunk_size, "chunk_size", lo = 1)
-  threads <- check_threads(threads)
-  B <- glm_coef_array(object)[, , idx, drop = FALSE]
-  a0 <- matrix(glm_intercepts(object)[, idx], ncol = length(idx))
-  K <- dim(B)[2L]
-  m <- length(keep$rows)
-  eta <- array(NA_real_, c(m, K, length(idx)))
-  eta[keep$ok, , ] <- predict_coef(object$map, x, B, a0, chunk_size, threads)
-  if (!is.null(nd$offset)) eta <- eta + nd$offset[keep$rows]
-  rows <- rownames(nd$x)[keep$rows]
-  if (is.null(rows) && !identical(keep$rows, seq_len(nrow(nd$x)))) rows <- as.character(keep$rows)
-  glm_shape(object, eta, type, rows, object$lambda[idx])
+  nd <- predict_newdata(object, newdata, newoffset, na.action, chunk_size, threads)
+  eta <- predict_linear(object, nd, coef_array(object)[, , idx, drop = FALSE],
+                        intercept_matrix(object)[, idx, drop = FALSE])
+  glm_shape(object, eta, type, nd$rows, object$lambda[idx])
 }
 
 check_glm_type <- function(type, family) {
@@ -87,16 +78,6 @@ check_glm_type <- function(type, family) {
   }
   type
 }
-
-# Indices of lambda values on the fitted path (NULL: the best): a GLM has
-# no closed-form solution at other values.
-glm_lambda_index <- function(object, lambda) lambda_index(object, lambda, refit_hint = TRUE)
-
-glm_coef_array <- function(object) {
-  b <- object$coefficients
-  if (length(dim(b)) == 2L) array(b, c(nrow(b), 1L, ncol(b))) else b
-}
-glm_intercepts <- function(object) matrix(object$intercept, ncol = length(object$lambda))
 
 # eta (m x K x k) as the user asks for it.
 glm_shape <- function(object, eta, type, rows, lambda) {
@@ -142,22 +123,10 @@ glm_shape <- function(object, eta, type, rows, lambda) {
 #' @rdname predict.rff_glm
 #' @export
 coef.rff_glm <- function(object, lambda = NULL, ...) {
-  idx <- glm_lambda_index(object, lambda)
-  B <- glm_coef_array(object)[, , idx, drop = FALSE]
-  a0 <- glm_intercepts(object)[, idx, drop = FALSE]
-  D <- dim(B)[1L]
-  K <- dim(B)[2L]
-  out <- array(0, c(D + 1L, K, length(idx)))
-  out[1L, , ] <- a0
-  out[-1L, , ] <- B
-  rn <- c("(Intercept)", paste0("z", seq_len(D)))
-  cls <- if (K > 1L) object$levels else NULL
-  if (K == 1L && length(idx) == 1L) return(stats::setNames(out[, 1L, 1L], rn))
-  if (K == 1L) return(matrix(out, D + 1L, length(idx),
-                             dimnames = list(rn, format(object$lambda[idx], digits = 4))))
-  if (length(idx) == 1L) return(matrix(out, D + 1L, K, dimnames = list(rn, cls)))
-  dimnames(out) <- list(rn, cls, format(object$lambda[idx], digits = 4))
-  out
+  idx <- lambda_index(object, lambda, refit_hint = TRUE)
+  coef_table(coef_array(object)[, , idx, drop = FALSE],
+             intercept_matrix(object)[, idx, drop = FALSE], object$lambda[idx],
+             object$levels)
 }
 
 #' @rdname predict.rff_glm
@@ -165,10 +134,6 @@ coef.rff_glm <- function(object, lambda = NULL, ...) {
 fitted.rff_glm <- function(object, ...) {
   stats::napredict(object$na.action, predict.rff_glm(object, type = "response"))
 }
-
-#' @rdname predict.rff_glm
-#' @export
-nobs.rff_glm <- function(object, ...) object$n
 
 #' @rdname predict.rff_glm
 #' @export
@@ -180,24 +145,16 @@ logLik.rff_glm <- function(object, ...) {
   structure(ll, df = glm_effective_df(object), nobs = object$n, class = "logLik")
 }
 
-# What the Poisson log-likelihood lacks beside -deviance / 2 (0 for the
-# other families): the loglik is -deviance / 2 - this, the sum of w (y -
-# y log y + log y!), the loss at the saturated model plus log y!.
-saturated_loss_ll <- function(family, y, w) {
-  if (family != "poisson") return(0)
-  sum(w * (poisson_saturated(y) + lgamma(y + 1)))
-}
-
 # The effective degrees of freedom at lambda_best (see glm_df()).
 glm_effective_df <- function(object) {
   s <- object$df_sample
-  K <- dim(glm_coef_array(object))[2L]
+  K <- dim(coef_array(object))[2L]
   prob <- glm_problem(s$x, s$y, object$family, K, s$offset, s$w, object$map,
                       default_chunk_size(object$map$D), default_threads(), Inf,
                       object$has_intercept)
   prob$W <- s$W
-  theta <- rbind(glm_intercepts(object)[, object$best],
-                 matrix(glm_coef_array(object)[, , object$best], object$map$D))
+  theta <- rbind(intercept_matrix(object)[, object$best],
+                 matrix(coef_array(object)[, , object$best], object$map$D))
   glm_df(prob, theta, object$lambda_best, seq_len(prob$n))
 }
 
@@ -226,10 +183,6 @@ print.rff_glm <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
     cat(sprintf("  training accuracy %s\n", fmt(glm_accuracy(x), digits)))
   }
   invisible(x)
-}
-
-glm_family_label <- function(family) {
-  switch(family, binomial = "logistic", multinomial = "multinomial", poisson = "Poisson")
 }
 
 # The (weighted) share of training rows whose predicted class is theirs.

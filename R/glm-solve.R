@@ -1,8 +1,9 @@
-# The penalized likelihood fit of rff_glm(): the problem (rows, family,
-# features streamed or cached), the preconditioner, a preconditioned L-BFGS
-# over a lambda path with warm starts, and cross-validation of the path.
-# Each evaluation of the objective is one pass over the rows in C
-# (src/glm.c): featurize a chunk, eta = z B, loss and residuals, G += z'R.
+# Layer 9, the GLM engine: the penalized likelihood fit of rff_glm(): the
+# problem (rows, family, features streamed or cached), the preconditioner,
+# a preconditioned L-BFGS over a lambda path with warm starts, and
+# cross-validation of the path. Each evaluation of the objective is one
+# pass over the rows in C (src/glm.c): featurize a chunk, eta = z B, loss
+# and residuals, G += z'R.
 
 # Rows of the sample the preconditioner (and the effective degrees of
 # freedom) are estimated on.
@@ -60,6 +61,15 @@ glm_start <- function(prob, w) {
     }
   }
   a
+}
+
+# The deviance of the model with the intercept (and offset) only.
+glm_null_deviance <- function(prob) {
+  w <- prob$w
+  a <- if (prob$intercept) glm_start(prob, w) else rep(0, prob$K)
+  eta <- matrix(rep(a, each = prob$n), prob$n, prob$K)
+  if (!is.null(prob$offset)) eta <- eta + prob$offset
+  sum(w * glm_row_deviance(prob$family, prob$y, eta))
 }
 
 # The preconditioner: the Hessian of the loss at the start, estimated on a
@@ -149,10 +159,12 @@ to_inner <- function(theta, zbar) {
   theta[1L, ] <- theta[1L, ] + drop(crossprod(zbar, theta[-1L, , drop = FALSE]))
   theta
 }
+
 from_inner <- function(theta, zbar) {
   theta[1L, ] <- theta[1L, ] - drop(crossprod(zbar, theta[-1L, , drop = FALSE]))
   theta
 }
+
 grad_inner <- function(g, zbar) {
   g[-1L, ] <- g[-1L, , drop = FALSE] - outer(zbar, g[1L, ])
   g
@@ -355,68 +367,6 @@ glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, after = N
   list(coef = coef, loss = loss, iter = iter, converged = conv, eta = eta, lambda = lambda)
 }
 
-# The deviance contribution 2 (l_i - l_i(saturated)) of each row at eta
-# (n x K), for the response y of the problem.
-glm_row_deviance <- function(family, y, eta) {
-  if (family == "binomial") {
-    e <- eta[, 1L]
-    return(2 * (log1pexp_vec(e) - y * e))
-  }
-  if (family == "poisson") {
-    e <- eta[, 1L]
-    mu <- exp(e)
-    return(2 * (mu - y * e - poisson_saturated(y)))
-  }
-  m <- apply(eta, 1L, max)
-  lse <- m + log(rowSums(exp(eta - m)))
-  2 * (lse - eta[cbind(seq_len(nrow(eta)), y)])
-}
-
-# The Poisson loss mu - y log(mu) at the saturated model mu = y.
-poisson_saturated <- function(y) ifelse(y > 0, y - y * log(y), 0)
-
-log1pexp_vec <- function(t) {
-  ifelse(t <= -37, exp(t), ifelse(t <= 18, log1p(exp(t)),
-                                  ifelse(t <= 33.3, t + exp(-t), t)))
-}
-
-# The predicted class (an integer code 1..K) from eta.
-glm_class <- function(family, eta) {
-  if (family == "multinomial") return(max.col(eta, ties.method = "first"))
-  as.integer(eta[, 1L] > 0) + 1L
-}
-
-# Area under the ROC curve of scores s for 0/1 labels y with weights w (the
-# weighted Mann-Whitney statistic; ties count one half).
-weighted_auc <- function(y, s, w) {
-  pos <- y == 1
-  if (!any(pos & w > 0) || !any(!pos & w > 0)) return(NA_real_)
-  o <- order(s)
-  s <- s[o]; y <- y[o]; w <- w[o]
-  grp <- match(s, unique(s))
-  wp <- tapply(w * (y == 1), grp, sum)
-  wn <- tapply(w * (y == 0), grp, sum)
-  below <- cumsum(wn) - wn
-  sum(wp * (below + wn / 2)) / (sum(wp) * sum(wn))
-}
-
-# The held-out measure of rows `rows` of a fit made without them, from its
-# linear predictor `eta` (all rows).
-glm_measure <- function(prob, eta, rows, measure) {
-  y <- prob$y[rows]
-  w <- prob$w[rows]
-  e <- eta[rows, , drop = FALSE]
-  switch(measure,
-         deviance = sum(w * glm_row_deviance(prob$family, y, e)) / sum(w),
-         class = {
-           cls <- glm_class(prob$family, e)
-           truth <- if (prob$family == "binomial") y + 1L else y
-           sum(w * (cls != truth)) / sum(w)
-         },
-         auc = weighted_auc(y, e[, 1L], w),
-         mse = sum(w * (y - exp(e[, 1L]))^2) / sum(w))
-}
-
 # The path on all rows with its k-fold cross-validation: at each lambda,
 # after the fit on all rows, each fold is fitted as the whole problem with
 # its held-out rows weighted 0 (nothing is copied and the passes are the
@@ -432,17 +382,13 @@ glm_cv_path <- function(prob, lambda, P, control, foldid, measure, progress = FA
   vals <- matrix(NA_real_, k, L)
   held <- lapply(seq_len(k), function(j) which(foldid == j))
   wj <- vapply(held, function(h) sum(prob$w[h]), 0)
-  W <- sum(wj)
   cv_control <- control
   cv_control$epsilon <- min(100 * control$epsilon, 1e-4)
   sgn <- if (measure == "auc") -1 else 1
   conv <- TRUE
   cvm <- cvsd <- rep(NA_real_, L)
-  pb <- NULL
-  if (progress && L > 1L) {
-    pb <- utils::txtProgressBar(min = 0, max = L, style = 3)
-    on.exit(close(pb))
-  }
+  pb <- progress_bar(progress && L > 1L, L)
+  on.exit(pb$close(), add = TRUE)
   after <- function(i, theta) {
     start <- array(theta, c(dim(theta), 1L))
     for (j in seq_len(k)) {
@@ -452,11 +398,10 @@ glm_cv_path <- function(prob, lambda, P, control, foldid, measure, progress = FA
       conv <<- conv && all(fit$converged)
       vals[j, i] <<- glm_measure(prob, fit$eta, held[[j]], measure)
     }
-    v <- vals[, i]
-    ok <- !is.na(v)
-    cvm[i] <<- sum(v[ok] * wj[ok]) / sum(wj[ok])
-    cvsd[i] <<- sqrt(sum(wj[ok] * (v[ok] - cvm[i])^2) / W / max(k - 1, 1))
-    if (!is.null(pb)) utils::setTxtProgressBar(pb, i)
+    curve <- cv_curve(vals[, i, drop = FALSE], wj)
+    cvm[i] <<- curve$cvm
+    cvsd[i] <<- curve$cvsd
+    pb$set(i)
     if (!stop_early || i < 5L) return(FALSE)
     i - which.min(sgn * cvm[seq_len(i)]) >= 3L
   }

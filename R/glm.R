@@ -1,3 +1,6 @@
+# Layer 10: rff_glm(), kernel logistic, multinomial and Poisson regression:
+# its setup, the fit at a map and the "rff_glm" object.
+
 #' Kernel logistic, multinomial and Poisson regression on random features
 #'
 #' Fits a generalized linear model on the random features z(x) of a kernel:
@@ -167,129 +170,38 @@ rff_glm.default <- function(x, y, family = c("binomial", "multinomial", "poisson
 #' @export
 rff_glm.formula <- function(formula, data, subset, weights, na.action, offset, ...) {
   cl <- fit_call(match.call(), "rff_glm")
-  r <- fit_formula(rff_glm.default, ..., .response = "any")
-  fit <- r$fit
-  fit$call <- cl
-  for (f in names(r$model)) fit[[f]] <- r$model[[f]]
-  fit
+  fit_formula(rff_glm.default, cl, ..., .response = "any")
 }
 
-# ---- the setup every glm fit from data shares ----
-
 # Checks the arguments of rff_glm() / rff_cv(family =) and prepares the
-# fit: the response coded for its family, x in the kernel's units, weights,
-# offset, the path, the solver's control, and the map (lengthscale "auto":
-# chosen by glm_auto_lengthscale(), unless `keep_candidates`, when the base
-# map and the candidates are returned for a cross-validation to compare).
+# fit through the model pipeline (check_fit_args(), model_setup()) with the
+# response coded for its family and the offset on the linear predictor,
+# plus the solver's memory and control: the fit's problem `g` (lengthscale
+# "auto": chosen by glm_auto_lengthscale(), unless `keep_candidates`, when
+# the base map and the candidates are returned for a cross-validation to
+# compare).
 glm_setup <- function(x, y, family, lambda, map, intercept, standardize, weights, offset,
                       nlambda, lambda_min_ratio, cache_mb, control, chunk_size, threads,
                       progress, args, caller, keep_candidates = FALSE) {
-  x <- check_x(x)
-  n <- nrow(x)
-  resp <- glm_response(y, family, n)
-  path <- check_path(lambda, nlambda, lambda_min_ratio)
-  intercept <- check_flag(intercept, "intercept")
-  standardize <- check_flag(standardize, "standardize")
-  weights <- check_weights(weights, n)
-  offset <- glm_offset(offset, n, resp$family)
+  a <- check_fit_args(x, y, lambda, intercept, nlambda, lambda_min_ratio, threads, progress,
+                      response = function(y, n) glm_response(y, family, n))
+  resp <- a$y
   cache_mb <- check_cache_mb(cache_mb)
   control <- check_glm_control(control)
-  threads <- check_threads(threads)
-  progress <- check_flag(progress, "progress")
-  std <- if (standardize) standardization(x, weights) else NULL
-  xs <- standardize_rows(x, std)
-  mm <- model_map(xs, map, args, caller)
-  check_stats_memory(mm$map$D, 3, !is.null(map))
-  chunk_size <- check_chunk_size(chunk_size, mm$map$D)
-  g <- list(x = xs, xnames = colnames(x), resp = resp, family = resp$family,
-            K = resp$K, y = resp$y, weights = weights, offset = offset, path = path,
-            intercept = intercept, std = std, cache_mb = cache_mb, control = control,
-            chunk_size = chunk_size, threads = threads, progress = progress,
-            map = mm$map, candidates = mm$candidates, median = mm$median, search = NULL)
-  if (!is.null(mm$candidates) && !keep_candidates) {
-    g$search <- glm_auto_lengthscale(g, mm)
-    g$map <- rescale_map(mm$map, mm$candidates[[g$search$best]])
+  m <- model_setup(a, standardize, weights, offset, map, args, caller, family = resp$family)
+  check_stats_memory(m$map$D, 3, !is.null(map))
+  chunk_size <- check_chunk_size(chunk_size, m$map$D)
+  g <- list(x = m$x, xnames = colnames(a$x), resp = resp, family = resp$family,
+            K = resp$K, y = resp$y, weights = m$weights, offset = m$offset, path = a$path,
+            intercept = a$intercept, std = m$std, cache_mb = cache_mb, control = control,
+            chunk_size = chunk_size, threads = a$threads, progress = a$progress,
+            map = m$map, candidates = m$candidates, median = m$median, search = NULL)
+  if (!is.null(m$candidates) && !keep_candidates) {
+    g$search <- glm_auto_lengthscale(g, m)
+    g$map <- rescale_map(m$map, m$candidates[[g$search$best]])
     g$candidates <- NULL
   }
   g
-}
-
-# The response coded for the family: y (0/1 doubles, counts, or integer
-# class codes 1..K), K (coefficient columns), the levels and the family.
-glm_response <- function(y, family, n) {
-  given <- !identical(family, c("binomial", "multinomial", "poisson"))
-  if (given) family <- check_string(family, "family", c("binomial", "multinomial", "poisson"))
-  if (is.data.frame(y) || (is.matrix(y) && ncol(y) != 1L)) {
-    rff_abort("y", sprintf("`y` must be one response (a vector or factor), got %s",
-                           if (is.data.frame(y)) "a data frame" else
-                             sprintf("a matrix with %d columns", ncol(y))))
-  }
-  if (is.matrix(y)) y <- y[, 1L]
-  if (length(y) != n) {
-    rff_abort("y", sprintf("`y` must have one value per row of `x` (%d), got %d", n, length(y)))
-  }
-  if (anyNA(y)) rff_abort("y", sprintf("`y` must not contain missing values (%d found)", sum(is.na(y))))
-  if (is.character(y)) y <- factor(y)
-  if (is.logical(y)) y <- factor(y, levels = c(FALSE, TRUE))
-  if (is.numeric(y) && !(given && family == "poisson")) {
-    if (!all(is.finite(y))) rff_abort("y", "`y` must be finite")
-    if (all(y %in% c(0, 1))) {
-      y <- factor(y, levels = c(0, 1))
-    } else if (!given && all(y >= 0) && all(y == round(y))) {
-      rff_abort("y", "`y` holds counts: give `family = \"poisson\"` (or a factor for classes)")
-    } else {
-      rff_abort("y", sprintf(paste0(
-        "`y` must be a factor, logical, 0/1 or (for family \"poisson\") counts, got %s; ",
-        "for a numeric response use rff_ridge()"), show_value(y)))
-    }
-  }
-  if (is.factor(y)) {
-    if (given && family == "poisson") {
-      rff_abort("y", "family \"poisson\" needs non-negative integer counts, got a factor")
-    }
-    y <- droplevels(y)
-    lev <- levels(y)
-    if (length(lev) < 2L) {
-      rff_abort("y", sprintf("`y` has one class (\"%s\"): a classifier needs at least two",
-                             lev[1L]))
-    }
-    if (!given) family <- if (length(lev) == 2L) "binomial" else "multinomial"
-    if (family == "binomial") {
-      if (length(lev) > 2L) {
-        rff_abort("family", sprintf(
-          "family \"binomial\" needs two classes, `y` has %d; use family \"multinomial\"",
-          length(lev)))
-      }
-      return(list(y = as.double(as.integer(y) - 1L), K = 1L, levels = lev,
-                  family = family))
-    }
-    return(list(y = as.integer(y), K = length(lev), levels = lev, family = family))
-  }
-  if (!is.numeric(y)) {
-    rff_abort("y", sprintf("`y` must be a factor, logical or numeric, got %s", show_value(y)))
-  }
-  if (!all(is.finite(y)) || any(y < 0) || any(y != round(y))) {
-    rff_abort("y", "family \"poisson\" needs non-negative integer counts in `y`")
-  }
-  if (!any(y > 0)) rff_abort("y", "`y` has no positive count: the Poisson fit has no maximum")
-  list(y = as.double(y), K = 1L, levels = NULL, family = "poisson")
-}
-
-# An offset on the linear predictor: one number per row (binomial,
-# Poisson), as an n x 1 matrix.
-glm_offset <- function(offset, n, family) {
-  if (is.null(offset)) return(NULL)
-  if (family == "multinomial") {
-    rff_abort("offset", "offsets are taken by the binomial and Poisson families, not by \"multinomial\"")
-  }
-  if (!is_number(offset) || length(offset) != n) {
-    rff_abort("offset", sprintf("`offset` must be NULL or %d numbers (one per row), got %s",
-                                n, show_value(offset)))
-  }
-  if (anyNA(offset) || any(!is.finite(offset))) {
-    rff_abort("offset", "`offset` must not contain missing or infinite values")
-  }
-  matrix(as.double(offset), n, 1L)
 }
 
 check_cache_mb <- function(cache_mb) {
@@ -363,13 +275,6 @@ glm_fit_candidate <- function(g, map, foldid, measure, stop_early = FALSE) {
   list(prob = prob, P = P, lambda = lambda, full = full, cv = cv, foldid = foldid)
 }
 
-# The index of the best lambda by a CV measure (AUC: the largest).
-best_by_measure <- function(cvm, measure) {
-  v <- if (measure == "auc") -cvm else cvm
-  i <- which.min(v)
-  if (length(i) == 0L) 1L else i
-}
-
 # The "rff_glm" object of a candidate fit, at lambda_best (the CV's best,
 # or `best` when given).
 glm_result <- function(g, r, measure, best = NULL) {
@@ -418,103 +323,6 @@ glm_result <- function(g, r, measure, best = NULL) {
               df_sample = list(x = g$x[rows, , drop = FALSE], y = g$y[rows],
                                offset = if (is.null(g$offset)) NULL else g$offset[rows, , drop = FALSE],
                                w = prob$w[rows], W = prob$W))
-  class(fit) <- "rff_glm"
+  class(fit) <- c("rff_glm", "rff_fit")
   fit
-}
-
-# sum w_i l_i at the saturated model (0 for 0/1 and class responses).
-saturated_loss <- function(family, y, w) {
-  if (family != "poisson") return(0)
-  sum(w * poisson_saturated(y))
-}
-
-# The deviance of the model with the intercept (and offset) only.
-glm_null_deviance <- function(prob) {
-  w <- prob$w
-  a <- if (prob$intercept) glm_start(prob, w) else rep(0, prob$K)
-  eta <- matrix(rep(a, each = prob$n), prob$n, prob$K)
-  if (!is.null(prob$offset)) eta <- eta + prob$offset
-  sum(w * glm_row_deviance(prob$family, prob$y, eta))
-}
-
-# ---- cross-validation: rff_cv(family = ) ----
-
-# The measures of cross-validation each family takes; the first is the
-# default.
-glm_measures <- list(binomial = c("deviance", "class", "auc"),
-                     multinomial = c("deviance", "class"),
-                     poisson = c("deviance", "mse"))
-
-# rff_cv() for a GLM family: every candidate lengthscale (sharing the draws
-# of one map) is fitted over the lambda path on all rows and on each fold
-# (the held-out rows weighted 0), the measure is taken on the held-out rows,
-# and the best pair and lambda_1se are chosen as for ridge regression (for
-# AUC, larger is better).
-glm_cv <- function(cl, x, y, family, type.measure, folds, lambda, lengthscale, map,
-                   intercept, standardize, weights, offset, nlambda, lambda_min_ratio,
-                   foldid, cache_mb, control, chunk_size, threads, progress, args,
-                   lengthscale_given) {
-  auto <- identical(lengthscale, "auto")
-  if (is.null(map) && !auto) args$lengthscale <- 1
-  g <- glm_setup(x, y, family, lambda, map, intercept, standardize, weights, offset,
-                 nlambda, lambda_min_ratio, cache_mb, control, chunk_size, threads,
-                 progress, args, "rff_cv", keep_candidates = TRUE)
-  measures <- glm_measures[[g$family]]
-  measure <- if (is.null(type.measure)) measures[1L] else
-    check_string(type.measure, "type.measure", measures)
-  n <- nrow(g$x)
-  d <- ncol(g$x)
-  candidates <- if (auto && is.null(map)) g$candidates else if (!is.null(map) && !lengthscale_given)
-    list(g$map$lengthscale) else check_candidates(lengthscale, d, g$x)
-  if (is.null(candidates)) candidates <- list(g$map$lengthscale)
-  foldid <- check_foldid(foldid, folds, n)
-  nl <- length(candidates)
-  cvm <- cvsd <- NULL
-  best_r <- NULL
-  best_val <- Inf
-  sgn <- if (measure == "auc") -1 else 1
-  for (ci in seq_len(nl)) {
-    r <- glm_fit_candidate(g, rescale_map(g$map, candidates[[ci]]), foldid, measure)
-    if (is.null(g$path$lambda)) g$path$lambda <- r$lambda
-    if (is.null(cvm)) cvm <- cvsd <- matrix(NA_real_, length(r$lambda), nl)
-    cvm[, ci] <- r$cv$cvm
-    cvsd[, ci] <- r$cv$cvsd
-    v <- min(sgn * r$cv$cvm, na.rm = TRUE)
-    if (v < best_val) {
-      best_val <- v
-      best_r <- r
-    }
-    r <- NULL
-  }
-  lam <- best_r$lambda
-  ij <- arrayInd(which.min(sgn * cvm), dim(cvm))
-  i_min <- ij[1L]
-  within <- sgn * cvm[, ij[2L]] <= sgn * cvm[i_min, ij[2L]] + cvsd[i_min, ij[2L]]
-  within[is.na(within)] <- FALSE
-  lambda_1se <- max(lam[within])
-  if (nl > 1L) {
-    g$search <- list(best = ij[2L], rows = n, median = if (auto) g$median, criterion = "CV",
-                     table = data.frame(lengthscale = vapply(candidates, `[`, 0, 1L),
-                                        multiple = if (auto) auto_multipliers[seq_len(nl)] else NA_real_,
-                                        lambda = lam[apply(sgn * cvm, 2L, which.min)],
-                                        cv = sgn * apply(sgn * cvm, 2L, min)))
-  }
-  fit <- glm_result(g, best_r, measure, best = i_min)
-  fit$call <- cl
-  ls_names <- vapply(candidates, function(l) paste(format(l, digits = 4), collapse = ","),
-                     character(1))
-  dimnames(cvm) <- dimnames(cvsd) <- list(NULL, ls_names)
-  structure(list(lambda = lam, lengthscale = candidates, cvm = cvm, cvsd = cvsd,
-                 lambda_min = lam[i_min], lambda_1se = lambda_1se, lambda_best = lam[i_min],
-                 lengthscale_best = candidates[[ij[2L]]],
-                 best = c(lambda = i_min, lengthscale = ij[2L]), foldid = foldid,
-                 auto = auto, family = g$family, type.measure = measure, fit = fit,
-                 call = cl),
-            class = "rff_cv")
-}
-
-# The label of a cross-validation measure.
-measure_label <- function(measure) {
-  switch(measure, mse = "mean squared error", deviance = "deviance per row",
-         class = "misclassification rate", auc = "AUC")
 }

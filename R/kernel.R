@@ -1,3 +1,5 @@
+# Layer 3: exact kernels (rff_kernel()) and kappa(delta) for the theory.
+
 #' Exact kernel matrix
 #'
 #' Computes K\[i, j\] = kappa((x_i - y_j) / lengthscale) exactly, for the
@@ -99,10 +101,4 @@ kernel_kappa <- function(delta, spec) {
       spec$kernel))
   }
   as.vector(exact_kernel(delta, matrix(0, 1L, ncol(delta)), spec))
-}
-
-# TRUE for a kernel k(x, y) = kappa(x - y) (everything but "arccos" and
-# "polynomial").
-is_shift_invariant <- function(kernel) {
-  !identical(kernel, "arccos") && !identical(kernel, "polynomial")
 }

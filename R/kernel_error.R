@@ -1,3 +1,6 @@
+# Layer 6: replicated studies of the kernel approximation error
+# (rff_kernel_error()), their summaries and plots.
+
 #' How well random features approximate the kernel
 #'
 #' Compares the random-feature estimate Z_x Z_y' of the kernel matrix with

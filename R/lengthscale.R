@@ -1,3 +1,6 @@
+# Layer 1: the median heuristic (rff_median_lengthscale()) and lengthscale
+# "median" resolved from the data.
+
 #' The median heuristic for the lengthscale
 #'
 #' The median of the Euclidean distances between distinct rows of `x`, a

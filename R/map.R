@@ -1,3 +1,6 @@
+# Layer 5: drawing maps (rff_map()), maps drawn for data (Nystrom landmarks
+# from the rows), the same draws at another lengthscale, and printing.
+
 #' Draw a random Fourier feature map
 #'
 #' Draws the random frequencies (and, for `variant = "phase"`, the random
@@ -112,39 +115,6 @@ rff_map <- function(d, D = 500, kernel = "gaussian", lengthscale = 1, nu = 1.5,
                     variant = variant, sampler = sampler))
 }
 
-# The validated parameters a map is drawn from (the "spec": every field of an
-# rff_map but omega and phase). rff_map() and every function that draws maps
-# itself (rff_kernel_error()) validate their sampling arguments here.
-map_spec <- function(d, D = 500, kernel = "gaussian", lengthscale = 1, nu = 1.5,
-                     order = 1, degree = 2, offset = 1, variant = c("pair", "phase"),
-                     sampler = "iid") {
-  d <- check_count(d, "d")
-  variant <- check_variant(variant)
-  D <- check_count(D, "D", hi = 2^30)
-  kernel <- check_kernel(kernel)
-  sampler <- check_sampler(sampler)
-  if (is_nystrom(sampler) || is_polynomial(kernel)) {
-    return(more_map_spec(d, D, kernel, lengthscale, nu, order, degree, offset, variant,
-                         sampler))
-  }
-  if (variant == "pair" && D %% 2L != 0L) {
-    rff_abort("D", sprintf("`D` must be even for variant \"pair\", got %d", D))
-  }
-  lengthscale <- check_lengthscale(lengthscale, d)
-  nu <- check_nu(nu, kernel)
-  order <- check_order(order)
-  check_degree(degree)
-  check_kernel_offset(offset)
-  check_sampler_kernel(sampler, kernel, variant)
-  m <- if (variant == "pair") D %/% 2L else D
-  if (as.double(d) * m > 2^31 - 1) {
-    rff_abort("D", sprintf(
-      "`D` is too large: %d x %d frequencies exceed what BLAS can index", d, m))
-  }
-  list(D = D, d = d, kernel = kernel, lengthscale = lengthscale,
-       nu = nu, variant = variant, sampler = sampler, order = order)
-}
-
 # Draws a map from validated parameters (the "spec": every field of an
 # rff_map but omega and phase). The C side reads the fields by name.
 draw_map <- function(spec) {
@@ -152,17 +122,35 @@ draw_map <- function(spec) {
   structure(c(draws, spec), class = "rff_map")
 }
 
-# "Matern (nu = 1.5)", "Arc-cosine (order 1)", ... from a map or a spec.
-kernel_label <- function(spec) {
-  kernel <- spec$kernel
-  if (inherits(kernel, "rff_spectral")) return(sprintf("%s (rff_spectral)", kernel$name))
-  if (kernel == "matern") return(sprintf("Matern (nu = %s)", format(spec$nu)))
-  if (kernel == "arccos") return(sprintf("Arc-cosine (order %s)", format(spec$order)))
-  if (kernel == "polynomial") {
-    return(sprintf("Polynomial (degree %s, offset %s)", format(spec$degree),
-                   format(spec$offset)))
+# A map for the data x (a checked matrix) from the sampling arguments in
+# args (those of rff_map() but d, as given by the caller): Nystrom
+# landmarks are drawn from x unless given.
+data_map <- function(x, args) {
+  if (is_nystrom(args$sampler) && is.null(args$landmarks)) {
+    D <- if (is.null(args$D)) eval(formals(rff_map)$D) else args$D
+    args$landmarks <- draw_landmarks(x, D)
   }
-  paste0(toupper(substring(kernel, 1, 1)), substring(kernel, 2))
+  do.call(rff_map, c(list(d = ncol(x)), args))
+}
+
+# The same draws at another lengthscale: omega has one row per input
+# column, each divided by its lengthscale.
+rescale_map <- function(map, lengthscale) {
+  if (is_nystrom(map$sampler)) return(rescale_nystrom(map, lengthscale))
+  if (is_polynomial(map$kernel)) {
+    map$lengthscale <- lengthscale
+    return(map)
+  }
+  d <- map$d
+  map$omega <- map$omega * (rep_len(map$lengthscale, d) / rep_len(lengthscale, d))
+  map$lengthscale <- lengthscale
+  map
+}
+
+map_line <- function(map) {
+  sprintf("%d %s (%s, %s kernel, lengthscale %s)",
+          map$D, map_kind(map), map$variant, kernel_label(map),
+          paste(format(map$lengthscale, digits = 4), collapse = ", "))
 }
 
 #' @export

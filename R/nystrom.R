@@ -1,3 +1,6 @@
+# Layer 4: Nystrom maps: landmarks given or drawn, and the thresholded
+# K(L, L)^(-1/2) they are weighted by.
+
 #' Nystrom feature maps
 #'
 #' `sampler = "nystrom"` makes a feature map from `D` landmarks
@@ -85,8 +88,6 @@ NULL
 # Eigenvalues of K(L, L) at or below this times the largest are dropped.
 nystrom_tol <- sqrt(.Machine$double.eps)
 
-is_nystrom <- function(sampler) identical(sampler, "nystrom")
-
 # The Nystrom map of a spec (from map_spec(), sampler "nystrom") and its
 # landmarks (a checked D x d matrix).
 nystrom_map <- function(spec, landmarks) {
@@ -151,17 +152,6 @@ landmark_map <- function(d, D, D_given, kernel, lengthscale, nu, order, degree, 
   nystrom_map(spec, landmarks)
 }
 
-# A map for the data x (a checked matrix) from the sampling arguments in
-# args (those of rff_map() but d, as given by the caller): Nystrom
-# landmarks are drawn from x unless given.
-data_map <- function(x, args) {
-  if (is_nystrom(args$sampler) && is.null(args$landmarks)) {
-    D <- if (is.null(args$D)) eval(formals(rff_map)$D) else args$D
-    args$landmarks <- draw_landmarks(x, D)
-  }
-  do.call(rff_map, c(list(d = ncol(x)), args))
-}
-
 # The kernel of an rff_spectral Nystrom map between the rows of x and the
 # landmarks; called from C (rff_nystrom_user) for chunks of rows.
 nystrom_user_kernel <- function(map, x) exact_kernel(x, map$landmarks, map)
@@ -171,45 +161,4 @@ rescale_nystrom <- function(map, lengthscale) {
   spec <- map[setdiff(names(map), c("landmarks", "weights", "rank"))]
   spec$lengthscale <- lengthscale
   nystrom_map(unclass(spec), map$landmarks)
-}
-
-check_nystrom_map <- function(map, arg) {
-  D <- check_count(map$D, paste0(arg, "$D"))
-  d <- check_count(map$d, paste0(arg, "$d"))
-  kernel <- check_kernel(map$kernel, paste0(arg, "$kernel"))
-  L <- map$landmarks
-  W <- map$weights
-  if (!is.matrix(L) || !is.double(L) || !identical(dim(L), c(D, d)) || any(!is.finite(L))) {
-    rff_abort(arg, sprintf(
-      "`%s` is damaged: `landmarks` must be a finite %d x %d double matrix", arg, D, d))
-  }
-  if (!is.matrix(W) || !is.double(W) || !identical(dim(W), c(D, D)) || any(!is.finite(W))) {
-    rff_abort(arg, sprintf(
-      "`%s` is damaged: `weights` must be a finite %d x %d double matrix", arg, D, D))
-  }
-  check_kernel_params(map, kernel, arg)
-  invisible(map)
-}
-
-# The parameters of the map's kernel that its features need.
-check_kernel_params <- function(map, kernel, arg) {
-  if (identical(kernel, "arccos") &&
-      (!is_number(map$order) || length(map$order) != 1L || !isTRUE(map$order %in% c(0, 1)))) {
-    rff_abort(paste0(arg, "$order"), sprintf(
-      "`%s$order` must be 0 or 1 for an arc-cosine map, got %s", arg, show_value(map$order)))
-  }
-  if (identical(kernel, "polynomial")) {
-    tryCatch({
-      check_degree(map$degree)
-      check_kernel_offset(map$offset)
-    }, rff_error = function(e) {
-      rff_abort(arg, sprintf("`%s` is damaged: %s", arg, conditionMessage(e)))
-    })
-  }
-  if (identical(kernel, "matern")) {
-    tryCatch(check_nu(map$nu, kernel), rff_error = function(e) {
-      rff_abort(arg, sprintf("`%s` is damaged: %s", arg, conditionMessage(e)))
-    })
-  }
-  invisible(TRUE)
 }

@@ -1,3 +1,6 @@
+# Layer 1: the polynomial kernel (its documentation) and the check of a
+# TensorSketch map's buckets and signs.
+
 #' Polynomial kernels and their TensorSketch features
 #'
 #' `kernel = "polynomial"` is the dot-product kernel
@@ -69,51 +72,6 @@
 #' max(abs(tcrossprod(Z) - K)) / max(abs(K))
 NULL
 
-check_degree <- function(degree) {
-  check_count(degree, "degree", lo = 1, hi = 30)
-}
-
-check_kernel_offset <- function(offset) {
-  if (!is_number(offset) || length(offset) != 1L || is.na(offset) || !is.finite(offset) ||
-      offset < 0) {
-    rff_abort("offset", sprintf("`offset` must be a non-negative finite number, got %s",
-                                show_value(offset)))
-  }
-  as.double(offset)
-}
-
-is_polynomial <- function(kernel) identical(kernel, "polynomial")
-
-# The spec of a map that is not made of frequencies: TensorSketch
-# (polynomial kernel) or Nystrom (any kernel with an exact form). kernel and
-# sampler are checked; variant must be left at "pair" (it has no meaning).
-more_map_spec <- function(d, D, kernel, lengthscale, nu, order, degree, offset, variant,
-                          sampler) {
-  if (variant != "pair") {
-    rff_abort("variant", sprintf(
-      "`variant` \"%s\" has no meaning for %s; leave it at its default", variant,
-      if (is_nystrom(sampler)) "Nystrom maps" else "the polynomial kernel's TensorSketch"))
-  }
-  if (!is_nystrom(sampler) && sampler != "iid") {
-    rff_abort("sampler", sprintf(paste0(
-      "`sampler` \"%s\" needs a spectral law; the polynomial kernel has none: use ",
-      "\"iid\" (TensorSketch) or \"nystrom\""), sampler))
-  }
-  lengthscale <- check_lengthscale(lengthscale, d)
-  nu <- check_nu(nu, kernel)
-  order <- check_order(order)
-  degree <- check_degree(degree)
-  offset <- check_kernel_offset(offset)
-  spec <- list(D = D, d = d, kernel = kernel, lengthscale = lengthscale, nu = nu,
-               variant = if (is_nystrom(sampler)) "nystrom" else "sketch",
-               sampler = sampler, order = order)
-  if (is_polynomial(kernel)) {
-    spec$degree <- degree
-    spec$offset <- offset
-  }
-  spec
-}
-
 check_sketch_map <- function(map, arg) {
   D <- check_count(map$D, paste0(arg, "$D"))
   d <- check_count(map$d, paste0(arg, "$d"))
@@ -133,35 +91,4 @@ check_sketch_map <- function(map, arg) {
                            arg, d + 1L, as.integer(p)))
   }
   invisible(map)
-}
-
-# A map that is not made of frequencies (TensorSketch or Nystrom).
-is_other_map <- function(map) is_nystrom(map$sampler) || is_polynomial(map$kernel)
-
-check_other_map <- function(map, arg) {
-  nys <- is_nystrom(map$sampler)
-  fields <- c("D", "d", "kernel", "lengthscale", "variant", "sampler",
-              if (nys) c("landmarks", "weights") else c("hash", "sign", "degree", "offset"))
-  missing_fields <- setdiff(fields, names(map))
-  if (length(missing_fields)) {
-    rff_abort(arg, sprintf("`%s` is damaged: it has no %s", arg,
-                           paste0("`", missing_fields, "`", collapse = ", ")))
-  }
-  want <- if (nys) "nystrom" else "sketch"
-  if (!identical(map$variant, want)) {
-    rff_abort(paste0(arg, "$variant"), sprintf("`%s$variant` must be \"%s\" for %s", arg,
-                                               want, map_kind(map)))
-  }
-  d <- check_count(map$d, paste0(arg, "$d"))
-  tryCatch(check_lengthscale(map$lengthscale, d), rff_error = function(e) {
-    rff_abort(arg, sprintf("`%s` is damaged: %s", arg, conditionMessage(e)))
-  })
-  if (nys) check_nystrom_map(map, arg) else check_sketch_map(map, arg)
-}
-
-# What a map is made of, for printing: "random Fourier features", ...
-map_kind <- function(map) {
-  if (is_nystrom(map$sampler)) return("Nystrom features")
-  if (is_polynomial(map$kernel)) return("TensorSketch features")
-  "random Fourier features"
 }

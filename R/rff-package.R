@@ -1,3 +1,5 @@
+# The package's help page and its compiled code (useDynLib).
+
 #' rff: Random Fourier Features for Kernel Methods
 #'
 #' Approximates shift-invariant kernels by random Fourier features drawn from

@@ -1,5 +1,5 @@
-# The methods of "rff_ridge" fits: predictions, coefficients, fitted values,
-# printing, summaries and the GCV plot.
+# Layer 12: the methods of "rff_ridge" fits: predictions, coefficients,
+# fitted values, printing, summaries and the GCV plot.
 
 #' Predictions, coefficients and fitted values of a random-feature ridge fit
 #'
@@ -113,19 +113,7 @@ predict.rff_ridge <- function(object, newdata, lambda = NULL, type = c("response
 #' @export
 coef.rff_ridge <- function(object, lambda = NULL, ...) {
   sol <- coef_at(object, lambda)
-  B <- sol$beta
-  a0 <- sol$intercept
-  idx <- seq_along(sol$lambda)
-  D <- dim(B)[1L]
-  q <- dim(B)[2L]
-  k <- length(idx)
-  out <- array(0, c(D + 1L, q, k))
-  out[1L, , ] <- a0
-  out[-1L, , ] <- B
-  rn <- c("(Intercept)", paste0("z", seq_len(D)))
-  keep <- if (object$has_intercept) seq_len(D + 1L) else seq_len(D) + 1L
-  shape_by_lambda(out[keep, , , drop = FALSE], rn[keep], object$response,
-                  format(sol$lambda, digits = 4))
+  coef_table(sol$beta, sol$intercept, sol$lambda, object$response, object$has_intercept)
 }
 
 #' @rdname predict.rff_ridge
@@ -144,7 +132,7 @@ residuals.rff_ridge <- function(object, ...) {
 
 #' @rdname predict.rff_ridge
 #' @export
-nobs.rff_ridge <- function(object, ...) object$n
+nobs.rff_fit <- function(object, ...) object$n
 
 #' @rdname predict.rff_ridge
 #' @export
@@ -163,19 +151,6 @@ print.rff_ridge <- function(x, digits = max(3L, getOption("digits") - 3L), ...) 
               fmt(g, digits)))
   invisible(x)
 }
-
-# "lambda_best = 0.01 (GCV over 50 values)" or "lambda = 0.01 (given)".
-lambda_line <- function(x, digits) {
-  L <- length(x$lambda)
-  if (L == 1L) return(sprintf("lambda = %s (given)", fmt(x$lambda, digits)))
-  crit <- if (is.null(x$criterion)) "GCV" else x$criterion
-  sprintf("lambda_best = %s (%s over %d %svalues)", fmt(x$lambda_best, digits), crit, L,
-          if (isTRUE(x$lambda_given)) "given " else "")
-}
-
-# Numbers printed in one style: significant digits, no scientific notation
-# for ordinary magnitudes.
-fmt <- function(v, digits) format(signif(v, digits), digits = digits, big.mark = ",")
 
 #' @rdname predict.rff_ridge
 #' @export

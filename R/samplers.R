@@ -1,3 +1,5 @@
+# Layer 6: the samplers' documentation and the randomized Halton sequence.
+
 #' Samplers of the random frequencies
 #'
 #' Argument `sampler` of [rff_map()] and [rff_features()] chooses how the

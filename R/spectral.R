@@ -1,3 +1,6 @@
+# Layer 1: user-defined shift-invariant kernels from their spectral measure
+# (rff_spectral()), and the validated calls of their functions.
+
 #' A user-defined shift-invariant kernel from its spectral measure
 #'
 #' Describes a shift-invariant kernel kappa(x - y), kappa(0) = 1, by a

@@ -1,3 +1,7 @@
+# Layer 10: rff_stats_apply(): ridge statistics computed where the data
+# lives, on a parallel cluster, a future plan or in this process, with
+# retries and errors that name the failing chunk.
+
 #' Ridge statistics computed where the data lives
 #'
 #' Computes [rff_stats()] chunk by chunk on the workers of a `parallel`
@@ -181,11 +185,8 @@ rff_stats_apply <- function(chunks, read, map, cluster = NULL, weights = NULL,
   done <- logical(n_chunks)
   kept <- if (keep_chunks) vector("list", n_chunks) else NULL
   total <- NULL
-  pb <- NULL
-  if (progress && n_chunks > 1L) {
-    pb <- utils::txtProgressBar(min = 0, max = n_chunks, style = 3)
-    on.exit(close(pb))
-  }
+  pb <- progress_bar(progress && n_chunks > 1L, n_chunks)
+  on.exit(pb$close(), add = TRUE)
   pending <- seq_len(n_chunks)
   for (attempt in 0:retries) {
     for (batch in split(pending, ceiling(seq_along(pending) / round_size))) {
@@ -209,7 +210,7 @@ rff_stats_apply <- function(chunks, read, map, cluster = NULL, weights = NULL,
         if (keep_chunks) kept[[i]] <- s
         total <- if (is.null(total)) s else combine_stats(list(total, s), "chunks")
       }
-      if (!is.null(pb)) utils::setTxtProgressBar(pb, sum(done))
+      pb$set(sum(done))
     }
     pending <- which(!done)
     if (!length(pending)) break
@@ -260,8 +261,6 @@ check_engine <- function(cluster) {
     "`cluster` must be NULL, a cluster from parallel::makeCluster(), or \"future\", got %s",
     show_value(cluster)))
 }
-
-has_package <- function(pkg) requireNamespace(pkg, quietly = TRUE)
 
 # `weights` of rff_stats_apply(): NULL, a function(chunk, data) run on the
 # workers, or a list with one element per chunk, each NULL or numbers
@@ -424,86 +423,4 @@ chunk_abort <- function(chunks, failed, attempts, errors, partial) {
          failed = failed, errors = msgs, partial = partial),
     class = c("rff_chunk_error", "rff_error", "error", "condition"))
   stop(cond)
-}
-
-# Per-chunk statistics (keep_chunks) survive c() when every part kept them
-# and none is subtracted.
-combined_chunks <- function(parts, sign) {
-  kept <- lapply(parts, function(p) p$chunks)
-  if (any(sign < 0) || any(vapply(kept, is.null, logical(1)))) return(NULL)
-  do.call(c, unname(kept))
-}
-
-# ---- cross-validation with chunks as folds ----
-
-# rff_cv() on statistics with kept chunks: fold j is chunk j, its model
-# fitted from the total minus chunk j's statistics, scored on chunk j's
-# statistics; the refit uses all chunks.
-cv_from_stats <- function(stats, lambda, nlambda, lambda_min_ratio, supplied, call) {
-  allowed <- c("x", "lambda", "nlambda", "lambda_min_ratio", "progress")
-  supplied[!nzchar(supplied)] <- "..."
-  bad <- setdiff(supplied, allowed)
-  if (length(bad)) {
-    rff_abort(bad[1L], sprintf(paste0(
-      "`%s` cannot be given with statistics: the folds are the chunks kept by ",
-      "rff_stats_apply(keep_chunks = TRUE) and the map is fixed; give only `lambda`, ",
-      "`nlambda` or `lambda_min_ratio`"), bad[1L]))
-  }
-  check_stats(stats, "x")
-  folds <- stats$chunks
-  if (length(folds) < 2L) {
-    rff_abort("x", paste0(
-      "`x` keeps no per-chunk statistics (at least 2 are needed); make it with ",
-      "rff_stats_apply(..., keep_chunks = TRUE) to cross-validate with the chunks as folds"))
-  }
-  path <- check_path(lambda, nlambda, lambda_min_ratio)
-  total <- stats
-  total$chunks <- NULL
-  k <- length(folds)
-  sys <- normal_equations(total)
-  lambda <- lambda_values(path, sys$A, sys$w)
-  sse <- t(vapply(seq_len(k), function(j) {
-    train <- combine_stats(list(total, folds[[j]]), "x", sign = c(1, -1))
-    p <- solve_path(normal_equations(train), lambda)
-    heldout_sse(folds[[j]], p)
-  }, numeric(length(lambda))))
-  sse <- matrix(sse, k)
-  # weighted as rff_cv() on data: a fold counts by its total weight
-  nj <- vapply(folds, function(s) s$n, numeric(1))
-  wj <- vapply(folds, stats_wsum, numeric(1))
-  W <- sum(wj)
-  mse <- sse / pmax(wj, .Machine$double.xmin)
-  cvm <- colSums(sse) / W
-  cvsd <- sqrt(colSums(wj * (mse - rep(cvm, each = k))^2) / W / max(k - 1, 1))
-  best <- which.min(cvm)
-  fit <- ridge_from_stats(total, list(lambda = lambda[best]))
-  fit$call <- call
-  ls_name <- paste(format(total$map$lengthscale, digits = 4), collapse = ",")
-  cvm <- matrix(cvm, ncol = 1L, dimnames = list(NULL, ls_name))
-  cvsd <- matrix(cvsd, ncol = 1L, dimnames = list(NULL, ls_name))
-  structure(list(lambda = lambda, lengthscale = list(total$map$lengthscale),
-                 cvm = cvm, cvsd = cvsd, lambda_best = lambda[best],
-                 lambda_min = lambda[best],
-                 # glmnet's rule: the largest lambda within one SE of the best
-                 lambda_1se = max(lambda[cvm[, 1L] <= cvm[best, 1L] + cvsd[best, 1L]]),
-                 lengthscale_best = total$map$lengthscale,
-                 best = c(lambda = best, lengthscale = 1L), foldid = NULL,
-                 nfolds = k, fold_n = stats::setNames(nj, names(folds)),
-                 fit = fit, call = call),
-            class = c("rff_cv_chunks", "rff_cv"))
-}
-
-#' @export
-print.rff_cv_chunks <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
-  cat(sprintf("Random-feature ridge regression, cross-validated over %d chunks as folds\n",
-              x$nfolds))
-  cat(sprintf("  %s\n", map_line(x$fit$map)))
-  cat(sprintf("  %d lambda values, %s rows\n", length(x$lambda),
-              format(sum(x$fold_n), big.mark = ",")))
-  i <- x$best[[1L]]
-  cat(sprintf("  best: lambda = %s, CV MSE = %s (se %s)\n",
-              format(x$lambda_best, digits = digits),
-              format(x$cvm[i, 1L], digits = digits),
-              format(x$cvsd[i, 1L], digits = digits)))
-  invisible(x)
 }

@@ -1,3 +1,6 @@
+# Layer 7: sufficient statistics of ridge regression: streaming rows into
+# them (accumulate_stats()), rff_stats(), and combining them (c(), +).
+
 #' Sufficient statistics for ridge regression on random features
 #'
 #' Streams the rows of `x` through the feature map in blocks of `chunk_size`
@@ -85,6 +88,43 @@ rff_stats <- function(x, y, map, intercept = TRUE, chunk_size = NULL,
   accumulate_stats(x, y, map, intercept, chunk_size, threads, progress, weights)
 }
 
+# Streams validated x (n x d) and y (n x q), with optional row weights,
+# through `map` into an "rff_stats". With a progress bar, the rows go to C
+# in up to 50 steps of whole chunks, so the blocks are the same as without
+# it. The statistics count as rows those of positive weight.
+accumulate_stats <- function(x, y, map, intercept, chunk_size, threads, progress,
+                             weights = NULL) {
+  n <- nrow(x)
+  # rows of total weight zero add nothing, around any finite shift
+  yshift <- if (is.null(weights) || !any(weights > 0)) colMeans(y) else
+    colSums(y * weights) / sum(weights)
+  names(yshift) <- NULL
+  nchunks <- ceiling(n / chunk_size)
+  started <- proc.time()[["elapsed"]]
+  on.exit(blas_hint(proc.time()[["elapsed"]] - started), add = TRUE)
+  run <- function(from, to) {
+    .Call(C_rff_ridge_stats, x, y, yshift, weights, map, c(from, to), chunk_size,
+          threads)
+  }
+  if (!progress || nchunks < 2) {
+    s <- run(0, n)
+  } else {
+    steps <- min(nchunks, 50)
+    bounds <- pmin(round(seq(0, nchunks, length.out = steps + 1L)) * chunk_size, n)
+    pb <- progress_bar(TRUE, n)
+    on.exit(pb$close(), add = TRUE)
+    s <- NULL
+    for (i in seq_len(steps)) {
+      part <- run(bounds[i], bounds[i + 1L])
+      s <- if (is.null(s)) part else Map(`+`, s, part)
+      pb$set(bounds[i + 1L])
+    }
+  }
+  nrows <- if (is.null(weights)) n else sum(weights > 0)
+  new_stats(s$ZtZ, s$Zty, s$zsum, s$ysum, s$yty, yshift, nrows, map, intercept,
+            colnames(y), wsum = s$wsum)
+}
+
 new_stats <- function(ZtZ, Zty, zsum, ysum, yty, yshift, n, map, intercept, response,
                       wsum = n) {
   structure(list(ZtZ = ZtZ, Zty = Zty, zsum = zsum, ysum = ysum, yty = yty,
@@ -92,6 +132,18 @@ new_stats <- function(ZtZ, Zty, zsum, ysum, yty, yshift, n, map, intercept, resp
                  response = response),
             class = "rff_stats")
 }
+
+check_stats <- function(stats, arg) {
+  if (!inherits(stats, "rff_stats")) {
+    rff_abort(arg, sprintf("`%s` must be an object made by rff_stats(), got %s",
+                           arg, show_value(stats)))
+  }
+  invisible(stats)
+}
+
+# The total weight of statistics (statistics made before weights existed
+# have none: their rows weigh 1).
+stats_wsum <- function(s) if (is.null(s$wsum)) s$n else s$wsum
 
 # The same statistics with the responses shifted by `to` instead of yshift.
 shift_stats <- function(s, to) {
@@ -158,6 +210,14 @@ combine_stats <- function(parts, arg = "...", sign = NULL) {
   }
   out$chunks <- combined_chunks(parts, sign)
   out
+}
+
+# Per-chunk statistics (keep_chunks) survive c() when every part kept them
+# and none is subtracted.
+combined_chunks <- function(parts, sign) {
+  kept <- lapply(parts, function(p) p$chunks)
+  if (any(sign < 0) || any(vapply(kept, is.null, logical(1)))) return(NULL)
+  do.call(c, unname(kept))
 }
 
 #' @rdname rff_stats

@@ -1,3 +1,6 @@
+# Layer 6: the variance of the random-feature estimate (Proposition 2) and
+# the Hoeffding tail bound.
+
 #' Variance of the random-feature kernel estimate (Proposition 2)
 #'
 #' The variance of the estimate z(x)'z(x + delta) of kappa(delta) over the

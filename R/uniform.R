@@ -1,3 +1,6 @@
+# Layer 6: the uniform (sup-norm) bound on the approximation error and its
+# inverse, the D that reaches a given error.
+
 #' Uniform (sup-norm) bound on the kernel approximation error
 #'
 #' `rff_uniform_bound()` bounds the probability that a random Fourier
@@ -213,8 +216,6 @@ net_bound <- function(log_a, log_b, R, d) {
 }
 
 # log(1 + exp(z)) without overflow
-log1pexp <- function(z) if (z > 35) z + exp(-z) else log1p(exp(z))
-
 uniform_bound_value <- function(D, eps, a) {
   l <- a$diameter
   log_s2 <- log(a$sigma2) - 2 * log(eps)     # log(sigma^2 / eps^2)

@@ -3,9 +3,11 @@
 # symbol of a file that uses one of its own. Compiles src/*.c in a temporary
 # folder, reads defined and used symbols with nm, and fails when the graph
 # "file A uses a symbol defined in file B" has a cycle (tsort finds them).
-# Prints the edges, and "layers: no cycles" or the files in a cycle.
+# Prints the edges, and "layers: no cycles" or the files in a cycle. Then
+# the same for the R files (tools/layers-R.R), with the 500-line limit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+Rscript tools/layers-R.R
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cp src/*.c src/*.h src/Makevars "$tmp"/

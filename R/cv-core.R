@@ -1,0 +1,131 @@
+# Layer 8: the cross-validation core every family shares: folds, the
+# weighted CV curve and its standard errors, lambda_min and lambda_1se, the
+# table of a lengthscale search and the "rff_cv" object; and the held-out
+# error of ridge solutions.
+
+# The cross-validation curve of one candidate from `err` (k x L: the
+# (weighted) mean error of each fold's held-out rows at each lambda, NA
+# where a fold gives none) and the folds' total weights `wj`: cvm, the mean
+# over the folds weighted by wj, and cvsd, its standard error
+# sqrt(sum wj (err - cvm)^2 / W / (k - 1)), W = sum(wj), as glmnet has it.
+cv_curve <- function(err, wj) {
+  k <- nrow(err)
+  W <- sum(wj)
+  ok <- !is.na(err)
+  cvm <- colSums(ifelse(ok, err * wj, 0)) / colSums(ok * wj)
+  dev <- ifelse(ok, wj * (err - rep(cvm, each = k))^2, 0)
+  cvsd <- sqrt(colSums(dev) / W / max(k - 1, 1))
+  list(cvm = cvm, cvsd = cvsd)
+}
+
+# lambda_min and lambda_1se from the CV curves `cvm`, `cvsd` (L x nl: lambda
+# by candidate lengthscale): the pair of smallest cvm (of largest for
+# measures where larger is better, `sgn` = -1), and glmnet's rule: the
+# largest lambda whose cvm at that lengthscale is within one standard error
+# of the best.
+cv_select <- function(cvm, cvsd, lambda, sgn = 1) {
+  ij <- arrayInd(which.min(sgn * cvm), dim(cvm))
+  i <- ij[1L]
+  j <- ij[2L]
+  within <- sgn * cvm[, j] <= sgn * cvm[i, j] + cvsd[i, j]
+  within[is.na(within)] <- FALSE
+  list(best = c(lambda = i, lengthscale = j), lambda_min = lambda[i],
+       lambda_1se = max(lambda[within]))
+}
+
+# The table of a lengthscale search: each candidate (its first value), its
+# multiple of the median heuristic, its best lambda and score (column `name`).
+search_table <- function(candidates, multiple, lambda, score, name) {
+  table <- data.frame(lengthscale = vapply(candidates, `[`, 0, 1L), multiple = multiple,
+                      lambda = lambda, score = score)
+  names(table)[4L] <- name
+  table
+}
+
+# The lengthscale search a cross-validation over several candidates keeps
+# in its fit (NULL for one candidate): the CV table and the chosen one;
+# `auto`: the candidates are the multiples of the median heuristic `median`.
+cv_search <- function(candidates, cvm, lambda, sel, sgn, auto, median, rows) {
+  nl <- length(candidates)
+  if (nl < 2L) return(NULL)
+  s <- list(best = sel$best[["lengthscale"]], rows = rows, median = median, criterion = "CV",
+            table = search_table(candidates,
+                                 if (auto) auto_multipliers[seq_len(nl)] else NA_real_,
+                                 lambda[apply(sgn * cvm, 2L, which.min)],
+                                 sgn * apply(sgn * cvm, 2L, min), "cv"))
+  if (!auto) s$median <- NULL
+  s
+}
+
+# An "rff_cv" result: the path, the candidates, the curves (one column per
+# candidate), the selection of cv_select(), the refit `fit` and the call;
+# `...` holds what the family adds (folds, family, measure).
+new_cv <- function(lambda, candidates, cvm, cvsd, sel, fit, call, ..., class = "rff_cv") {
+  ls_names <- vapply(candidates, function(l) paste(format(l, digits = 4), collapse = ","),
+                     character(1))
+  cvm <- matrix(cvm, ncol = length(candidates))
+  cvsd <- matrix(cvsd, ncol = length(candidates))
+  dimnames(cvm) <- dimnames(cvsd) <- list(NULL, ls_names)
+  structure(c(list(lambda = lambda, lengthscale = candidates, cvm = cvm, cvsd = cvsd,
+                   lambda_min = sel$lambda_min, lambda_1se = sel$lambda_1se,
+                   lambda_best = sel$lambda_min,
+                   lengthscale_best = candidates[[sel$best[["lengthscale"]]]],
+                   best = sel$best),
+              list(...), list(fit = fit, call = call)),
+            class = class)
+}
+
+# Fold of each row: given, or drawn at random with sizes differing by at most one.
+check_foldid <- function(foldid, folds, n) {
+  if (is.null(foldid)) {
+    k <- check_count(folds, "folds", lo = 2)
+    if (n < k) {
+      rff_abort("folds", sprintf("`folds` = %d needs at least as many rows, but `x` has %d",
+                                 k, n))
+    }
+    return(sample(rep_len(seq_len(k), n)))
+  }
+  if (!is_number(foldid) || length(foldid) != n || anyNA(foldid) ||
+      any(foldid != round(foldid)) || any(foldid < 1)) {
+    rff_abort("foldid", sprintf("`foldid` must give a fold number (1, 2, ...) for each of the %d rows", n))
+  }
+  foldid <- as.integer(foldid)
+  k <- max(foldid)
+  if (k < 2L || length(unique(foldid)) != k) {
+    rff_abort("foldid", sprintf("`foldid` must use every fold 1..k with k >= 2; it has %d distinct values up to %d",
+                                length(unique(foldid)), k))
+  }
+  foldid
+}
+
+# Held-out SSE at every lambda (averaged over responses) of a path fitted
+# without the rows of `s`, from the statistics of those rows: with
+# c = shift - intercept, sum w (y - a - Z b)^2 =
+# yty + 2 c ysum + w c^2 - 2 b'(Zty + zsum c) + b'Z'WZ b (weighted sums).
+heldout_sse <- function(s, p) {
+  L <- length(p$lambda)
+  q <- dim(p$beta)[2L]
+  out <- numeric(L)
+  for (r in seq_len(q)) {
+    B <- matrix(p$beta[, r, ], ncol = L)
+    cc <- s$yshift[r] - p$intercept[r, ]
+    quad <- colSums(B * (s$ZtZ %*% B))
+    lin <- colSums(B * s$Zty[, r]) + cc * colSums(B * s$zsum)
+    out <- out + s$yty[r] + 2 * cc * s$ysum[r] + stats_wsum(s) * cc^2 - 2 * lin + quad
+  }
+  pmax(out, 0) / q
+}
+
+# The same from the held-out rows' features Z (and responses y, weights w):
+# cheaper than the statistics when the rows are fewer than the features.
+heldout_sse_rows <- function(Z, y, w, p) {
+  L <- length(p$lambda)
+  q <- dim(p$beta)[2L]
+  if (is.null(w)) w <- rep(1, nrow(Z))
+  out <- numeric(L)
+  for (r in seq_len(q)) {
+    pred <- Z %*% matrix(p$beta[, r, ], ncol = L) + rep(p$intercept[r, ], each = nrow(Z))
+    out <- out + colSums(w * (y[, r] - pred)^2)
+  }
+  out / q
+}

@@ -1,0 +1,50 @@
+# Layer 8: the pieces every fit prints.
+
+# Numbers printed in one style: significant digits, no scientific notation
+# for ordinary magnitudes.
+fmt <- function(v, digits) format(signif(v, digits), digits = digits, big.mark = ",")
+
+# The first lines a fit prints: what it is, the call, the map.
+cat_fit_header <- function(title, call, map) {
+  cat(title, "\n", sep = "")
+  if (!is.null(call)) cat("Call: ", paste(deparse(call), collapse = "\n"), "\n", sep = "")
+  cat(sprintf("  %s\n", map_line(map)))
+}
+
+# The lines about the modelling settings a fit prints: standardization,
+# the lengthscale search, offset.
+cat_model_lines <- function(x, digits) {
+  if (!is.null(x$standardize)) {
+    cat(sprintf("  inputs standardized (%d column%s centred and scaled to unit variance)\n",
+                length(x$standardize$scale), if (length(x$standardize$scale) == 1L) "" else "s"))
+  }
+  s <- x$lengthscale_search
+  if (!is.null(s)) {
+    cat(sprintf("  lengthscale %s chosen by %s among %s%s\n",
+                fmt(s$table$lengthscale[s$best], digits), s$criterion,
+                paste(trimws(fmt(s$table$lengthscale, digits)), collapse = ", "),
+                if (is.null(s$median)) "" else sprintf(
+                  " (median heuristic %s x %s)", fmt(s$median, digits),
+                  paste(format(round(s$table$multiple, 2)), collapse = ", "))))
+  }
+  if (isTRUE(x$has_offset)) cat("  with an offset\n")
+}
+
+# "lambda_best = 0.01 (GCV over 50 values)" or "lambda = 0.01 (given)".
+lambda_line <- function(x, digits) {
+  L <- length(x$lambda)
+  if (L == 1L) return(sprintf("lambda = %s (given)", fmt(x$lambda, digits)))
+  crit <- if (is.null(x$criterion)) "GCV" else x$criterion
+  sprintf("lambda_best = %s (%s over %d %svalues)", fmt(x$lambda_best, digits), crit, L,
+          if (isTRUE(x$lambda_given)) "given " else "")
+}
+
+# The label of a cross-validation measure.
+measure_label <- function(measure) {
+  switch(measure, mse = "mean squared error", deviance = "deviance per row",
+         class = "misclassification rate", auc = "AUC")
+}
+
+glm_family_label <- function(family) {
+  switch(family, binomial = "logistic", multinomial = "multinomial", poisson = "Poisson")
+}

@@ -1,0 +1,181 @@
+# Layer 8: the solves of ridge regression on features: centred normal
+# equations from statistics, the lambda path, Cholesky and eigen solves (and
+# the thin eigenproblem when rows are fewer than features), GCV and exact
+# leave-one-out.
+
+# Centered (intercept) or raw normal equations from statistics: A = Z'WZ,
+# b = Z'Wy, yy = y'Wy, with the (weighted) means used for the intercept; n
+# rows of total weight w (w = n without weights). The penalty is
+# w * lambda * I, so that weights act only through their proportions.
+normal_equations <- function(s) {
+  n <- s$n
+  w <- stats_wsum(s)
+  if (s$intercept) {
+    zbar <- s$zsum / w
+    ybar_shifted <- s$ysum / w
+    list(A = s$ZtZ - w * tcrossprod(zbar),
+         b = s$Zty - w * outer(zbar, ybar_shifted),
+         yy = pmax(s$yty - w * ybar_shifted^2, 0),
+         zbar = zbar, ybar = s$yshift + ybar_shifted, n = n, w = w)
+  } else {
+    list(A = s$ZtZ, b = s$Zty + outer(s$zsum, s$yshift),
+         yy = s$yty + 2 * s$yshift * s$ysum + w * s$yshift^2,
+         zbar = NULL, ybar = NULL, n = n, w = w)
+  }
+}
+
+# The lambda values of a path from check_path(): those given, or `nlambda`
+# log-spaced decreasing values from trace(A) / w down to `ratio` times that
+# (w: the total weight, n without weights).
+lambda_values <- function(path, A, w) {
+  if (!is.null(path$lambda)) return(path$lambda)
+  lmax <- sum(diag(A)) / w
+  if (!(lmax > 0)) lmax <- 1
+  lmax * exp(seq(0, log(path$ratio), length.out = path$nlambda))
+}
+
+# Coefficients (D x q x L), intercepts (q x L), df (L), rss (L x q) at each
+# of the L values of `lambda`, from the normal equations: one Cholesky solve
+# for one value, one eigendecomposition for several (`eig`, when given: the
+# nonzero part from thin_eigen()).
+solve_path <- function(sys, lambda, eig = NULL) {
+  A <- sys$A
+  n <- if (is.null(sys$w)) sys$n else sys$w
+  D <- nrow(A)
+  q <- ncol(sys$b)
+  L <- length(lambda)
+  beta <- array(0, c(D, q, L))
+  rss <- matrix(0, L, q)
+  df <- numeric(L)
+  if (L == 1L) {
+    method <- "cholesky"
+    r <- .Call(C_rff_ridge_chol, A, sys$b, n * lambda)
+    if (r$info != 0L) singular_abort(lambda)
+    beta[, , 1L] <- r$coefficients
+    df[1L] <- D - n * lambda * r$trace_inv
+    Ab <- A %*% r$coefficients
+    rss[1L, ] <- sys$yy - 2 * colSums(r$coefficients * sys$b) +
+      colSums(r$coefficients * Ab)
+  } else {
+    method <- "eigen"
+    e <- if (is.null(eig)) .Call(C_rff_ridge_eigen, A) else eig
+    s <- pmax(e$values, 0)
+    V <- e$vectors
+    u <- crossprod(V, sys$b)
+    for (i in seq_len(L)) {
+      den <- s + n * lambda[i]
+      if (any(den <= 0)) singular_abort(lambda[i])
+      w <- 1 / den
+      beta[, , i] <- V %*% (u * w)
+      df[i] <- sum(s * w)
+      rss[i, ] <- sys$yy - colSums(u^2 * (w^2 * (s + 2 * n * lambda[i])))
+    }
+  }
+  rss <- pmax(rss, 0)
+  eig <- if (L > 1L) list(values = s, vectors = V, u = u, rows = e$rows) else NULL
+  intercept <- matrix(0, q, L)
+  if (!is.null(sys$zbar)) {
+    for (i in seq_len(L)) {
+      intercept[, i] <- sys$ybar - drop(crossprod(matrix(beta[, , i], D, q), sys$zbar))
+    }
+    df <- df + 1
+  }
+  list(beta = beta, intercept = intercept, lambda = lambda, df = df, rss = rss,
+       method = method, eigen = eig)
+}
+
+# The nonzero eigenvalues and their eigenvectors of A = Zc'WZc from the
+# n x n matrix (W^1/2 Zc)(W^1/2 Zc)' when there are fewer rows than
+# features: O(n^2 D + n^3) instead of the O(D^3) of the D x D problem. Z is
+# the n x D feature matrix, zbar the (weighted) column means (NULL without
+# intercept), w the row weights or NULL. Eigenvalues below 1e-12 of the
+# largest are dropped: they change no coefficient, and df by less than
+# 1e-6 each over the lambda path. The products run on `threads` cores. With
+# `rows = TRUE` the result also holds
+# `rows`, the projections (z_i - zbar)'V of the rows themselves, in closed
+# form: with (W^1/2 Zc)(W^1/2 Zc)' = U S U' and V = (W^1/2 Zc)' U S^-1/2,
+# they are the rows of U S^1/2 / sqrt(w_i) (NA for rows of weight 0, whose
+# projections it does not determine).
+thin_eigen <- function(Z, zbar, w, rows = FALSE, threads = 1L) {
+  Zc <- if (is.null(zbar)) Z else Z - rep(zbar, each = nrow(Z))
+  if (!is.null(w)) Zc <- Zc * sqrt(w)
+  e <- eigen(.Call(C_rff_ridge_thin_products, Zc, NULL, threads), symmetric = TRUE)
+  keep <- e$values > max(e$values, 0) * 1e-12
+  s <- e$values[keep]
+  U <- e$vectors[, keep, drop = FALSE]
+  V <- .Call(C_rff_ridge_thin_products, Zc, U, threads)
+  V <- V / rep(sqrt(s), each = nrow(V))
+  out <- list(values = s, vectors = V)
+  if (rows) {
+    P <- U * rep(sqrt(s), each = nrow(U))
+    if (!is.null(w)) P <- P / sqrt(w)
+    P[!is.finite(P)] <- NA
+    out$rows <- P
+  }
+  out
+}
+
+singular_abort <- function(lambda) {
+  rff_abort("lambda", sprintf(
+    "Z'Z + n * lambda * I is singular at `lambda` = %s; use a positive `lambda`",
+    format(lambda)))
+}
+
+# GCV = n RSS / (n - df)^2 (L x q; infinite when df >= n) and the index of
+# the lambda with the smallest GCV summed over responses. With weights of
+# total w, RSS is weighted and GCV = n^2 RSS / (w (n - df)^2): the weighted
+# mean squared residual over (1 - df / n)^2.
+gcv_select <- function(rss, df, n, w = n) {
+  gcv <- n^2 * rss / (w * pmax(n - df, 0)^2)
+  gcv[!is.finite(gcv)] <- Inf
+  best <- which.min(rowSums(gcv))
+  if (length(best) == 0L) best <- 1L
+  list(gcv = gcv, best = best)
+}
+
+# Leave-one-out cross-validation of a lambda path, exact for ridge on the
+# features: with H the hat matrix (a linear smoother), the LOO residual of
+# row i is r_i / (1 - h_ii). From the eigendecomposition of the path
+# (`p$eigen`) and the features of the rows (streamed once more, in blocks),
+# h_ii(lambda) = w_i (p_i' diag(1 / (s + w lambda)) p_i + 1/w) with p_i =
+# V'(z_i - zbar), at O(D^2) per row plus O(D) per row and lambda. When the
+# rows are those of a thin eigenproblem (`p$eigen$rows`, see thin_eigen()),
+# the p_i are known and nothing is streamed; rows of weight 0 add nothing
+# to the criterion and are left out. Rows `x`, `y`, `weights` are in the
+# kernel's units; the result is the (weighted) mean squared LOO residual,
+# L x q. Unlike GCV, which replaces every h_ii by their mean, it stays right
+# when leverages are uneven (heavy-tailed inputs).
+loo_path <- function(sys, p, map, x, y, weights, chunk_size, threads) {
+  e <- p$eigen
+  L <- length(p$lambda)
+  q <- ncol(y)
+  G <- 1 / outer(e$values, sys$w * p$lambda, `+`)
+  out <- matrix(0, L, q)
+  add_rows <- function(rows, P) {
+    w <- if (is.null(weights)) rep(1, length(rows)) else weights[rows]
+    h <- w * ((P^2) %*% G + if (is.null(sys$zbar)) 0 else 1 / sys$w)
+    for (r in seq_len(q)) {
+      f <- P %*% (e$u[, r] * G)
+      if (!is.null(sys$ybar)) f <- f + sys$ybar[r]
+      res <- (y[rows, r] - f) / (1 - h)
+      res[h >= 1 - 1e-12] <- Inf
+      out[, r] <<- out[, r] + colSums(w * res^2)
+    }
+  }
+  if (!is.null(e$rows)) {
+    rows <- if (is.null(weights)) seq_len(nrow(x)) else which(weights > 0)
+    add_rows(rows, e$rows[rows, , drop = FALSE])
+  } else {
+    for (from in seq(1L, nrow(x), by = chunk_size)) {
+      rows <- from:min(nrow(x), from + chunk_size - 1L)
+      Z <- .Call(C_rff_features, x[rows, , drop = FALSE], map, threads)
+      if (!is.null(sys$zbar)) Z <- Z - rep(sys$zbar, each = length(rows))
+      add_rows(rows, Z %*% e$vectors)
+    }
+  }
+  out / if (is.null(weights)) nrow(x) else sum(weights)
+}
+
+# Rows on which the LOO criterion is estimated: all up to 5,000, else a
+# random subsample of 5,000 (the criterion is a mean over rows).
+loo_rows <- function(n) if (n <= 5000L) seq_len(n) else sort(sample.int(n, 5000L))

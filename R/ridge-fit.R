@@ -1,0 +1,112 @@
+# Layer 9, the ridge engine: a fit from statistics (solves, GCV or LOO),
+# from rows of prepared data, and the lengthscale search of "auto".
+
+# An "rff_ridge" fit from statistics: the path solved at the lambda values
+# of `path` (from check_path()), the best by GCV, or, when `loo` gives rows
+# (x, y, weights, chunk_size, threads) and the path has several values, by
+# leave-one-out cross-validation on those rows. `features` (Z and the
+# weights of all rows), when given, solve the path's eigenproblem on n x n
+# (thin_eigen()). The normal equations are kept, so that predict() can
+# solve at any other lambda exactly.
+ridge_from_stats <- function(stats, path, loo = NULL, features = NULL) {
+  sys <- normal_equations(stats)
+  lambda <- lambda_values(path, sys$A, sys$w)
+  eig <- if (!is.null(features) && length(lambda) > 1L) {
+    thin_eigen(features$Z, sys$zbar, features$w, rows = isTRUE(loo$rows_are_features),
+               threads = features$threads)
+  }
+  p <- solve_path(sys, lambda, eig)
+  n <- stats$n
+  sel <- gcv_select(p$rss, p$df, n, sys$w)
+  gcv <- sel$gcv
+  best <- sel$best
+  criterion <- "GCV"
+  loo_mse <- NULL
+  if (!is.null(loo) && length(p$lambda) > 1L) {
+    loo_mse <- loo_path(sys, p, stats$map, loo$x, loo$y, loo$weights, loo$chunk_size,
+                        loo$threads)
+    best <- which.min(rowSums(loo_mse))
+    if (length(best) == 0L) best <- 1L
+    criterion <- "LOO"
+  }
+  q <- dim(p$beta)[2L]
+  resp <- stats$response
+  fit <- list(coefficients = p$beta, intercept = p$intercept, lambda = p$lambda,
+              df = p$df, rss = p$rss, gcv = gcv, lambda_best = p$lambda[best],
+              best = best, tss = sys$yy, map = stats$map, n = n,
+              has_intercept = stats$intercept, method = p$method,
+              lambda_given = !is.null(path$lambda), criterion = criterion,
+              loo = loo_mse, loo_rows = if (is.null(loo_mse)) NULL else nrow(loo$x),
+              response = resp, fitted.values = NULL, residuals = NULL,
+              normal = sys)
+  if (q == 1L) {
+    fit$coefficients <- matrix(p$beta, nrow = dim(p$beta)[1L])
+    fit$intercept <- drop(p$intercept)
+    fit$rss <- drop(p$rss)
+    fit$gcv <- drop(gcv)
+    if (!is.null(loo_mse)) fit$loo <- drop(loo_mse)
+  } else {
+    if (!is.null(loo_mse)) dimnames(fit$loo) <- list(NULL, resp)
+    dimnames(fit$coefficients) <- list(NULL, resp, NULL)
+    dimnames(fit$intercept) <- list(resp, NULL)
+    dimnames(fit$rss) <- dimnames(fit$gcv) <- list(NULL, resp)
+    names(fit$tss) <- resp
+  }
+  class(fit) <- c("rff_ridge", "rff_fit")
+  fit
+}
+
+# The ridge fit of rows `rows` of the prepared data `m` (x, y, weights) at
+# `map` over the lambda path `path`, lambda_best by `criterion` (LOO: on
+# at most 5,000 of the rows).
+ridge_rows_fit <- function(m, map, rows, path, intercept, chunk_size, threads, criterion,
+                           progress = FALSE) {
+  x <- m$x[rows, , drop = FALSE]
+  y <- m$y[rows, , drop = FALSE]
+  w <- if (is.null(m$weights)) NULL else m$weights[rows]
+  stats <- accumulate_stats(x, y, map, intercept, chunk_size, threads, progress, w)
+  # fewer rows than features: the path's eigenproblem is solved on n x n
+  features <- if (nrow(x) <= map$D && length(path$lambda) != 1L) {
+    list(Z = .Call(C_rff_features, x, map, threads), w = w, threads = threads)
+  }
+  loo <- NULL
+  if (criterion == "loo") {
+    i <- loo_rows(length(rows))
+    loo <- list(x = x[i, , drop = FALSE], y = y[i, , drop = FALSE],
+                weights = if (is.null(w)) NULL else w[i],
+                chunk_size = chunk_size, threads = threads,
+                rows_are_features = !is.null(features) && length(i) == nrow(x))
+  }
+  ridge_from_stats(stats, path, loo, features)
+}
+
+# lengthscale = "auto" in rff_ridge(): every candidate rescales the same
+# base draws (common random numbers) and is fitted over the lambda path by
+# `fit_rows(map, rows)`; the one whose path reaches the smallest criterion
+# (LOO or GCV) wins. On more than 10,000 rows the candidates are scored on a
+# random subsample (auto_rows()) and the winner is refitted on all rows;
+# otherwise its fit is returned as `fit`.
+select_lengthscale <- function(m, fit_rows) {
+  n <- nrow(m$x)
+  k <- length(m$candidates)
+  nsub <- auto_rows(n, k)
+  sub <- if (nsub < n) sort(sample.int(n, nsub)) else seq_len(n)
+  if (!is.null(m$weights) && !any(m$weights[sub] > 0)) sub <- seq_len(n)
+  score <- lambda_best <- numeric(k)
+  best_fit <- NULL
+  crit <- NULL
+  for (i in seq_len(k)) {
+    f <- fit_rows(rescale_map(m$map, m$candidates[[i]]), sub)
+    crit <- f$criterion
+    g <- if (crit == "LOO") f$loo else f$gcv
+    g <- if (is.matrix(g)) rowSums(g) else g
+    score[i] <- g[f$best]
+    lambda_best[i] <- f$lambda_best
+    if (length(sub) == n && score[i] <= min(score[seq_len(i)])) best_fit <- f
+  }
+  best <- which.min(score)
+  table <- search_table(m$candidates, auto_multipliers[seq_len(k)], lambda_best, score,
+                        tolower(crit))
+  list(best = best, rows = length(sub), median = m$median, criterion = crit,
+       table = table, fit = if (length(sub) == n) best_fit else NULL)
+}
