@@ -1,14 +1,6 @@
 # Helpers shared by the tests of the samplers, the arc-cosine kernel,
 # rff_spectral() and the median heuristic.
 
-# The condition is an rff_error naming `arg`.
-expect_rff_error <- function(expr, arg) {
-  e <- tryCatch(expr, rff_error = function(e) e)
-  expect_s3_class(e, "rff_error")
-  expect_identical(e$arg, arg)
-  expect_match(conditionMessage(e), paste0("`", arg, "`"), fixed = TRUE)
-}
-
 # Fraction of draws below the p-quantiles of the reference law, each within
 # k binomial standard errors of p.
 expect_law <- function(draws, qfun, p = c(0.1, 0.25, 0.5, 0.75, 0.9), k = 4) {
