@@ -25,27 +25,6 @@ ref_variance <- function(delta, D, variant, ...) {
   if (variant == "phase") (1 + k2 / 2 - k1^2) / D else (1 + k2 - 2 * k1^2) / D
 }
 
-# Replicated estimates z(delta)'z(0), one new map per replicate
-simulate_estimates <- function(delta, reps, D, ...) {
-  x <- rbind(delta, 0 * delta)
-  vapply(seq_len(reps), function(r) {
-    Z <- rff_features(x, D = D, ...)
-    sum(Z[1, ] * Z[2, ])
-  }, numeric(1))
-}
-
-# Checks mean and variance of simulated estimates against the theory, with
-# tolerances of `k` standard errors of the sample mean and sample variance.
-expect_moments <- function(est, mean, var, k = 4) {
-  n <- length(est)
-  se_mean <- sqrt(var / n)
-  expect_lt(abs(base::mean(est) - mean), k * se_mean)
-  s2 <- stats::var(est)
-  m4 <- base::mean((est - base::mean(est))^4)
-  se_var <- sqrt((m4 - s2^2) / n)
-  expect_lt(abs(s2 - var), k * se_var)
-}
-
 # Straightforward base-R featurization from a (Fourier) map, the reference.
 ref_features <- function(x, map) {
   P <- x %*% map$omega
