@@ -1,20 +1,24 @@
 # Base-R references for the ridge fits (test-ridge.R, test-stats.R,
-# test-cv.R), computed from a feature matrix Z held in memory.
+# test-cv.R, test-shapes.R), computed from a feature matrix Z held in memory.
 
-# beta = (Zc'Zc + n lambda I)^-1 Zc'yc and the intercept, or the same
-# uncentered without intercept, for one response y.
+# beta = (Zc'Zc + n lambda I)^-1 Zc'yc and the intercept a0, or the same
+# uncentered without intercept (a0 = 0), and the fitted values Z beta + a0.
+# y is one response (a vector: beta a vector, a0 a number) or a matrix with
+# a column per response (beta D x q, a0 of length q, named as y's columns).
 ref_ridge <- function(Z, y, lambda, intercept) {
   n <- nrow(Z)
+  Y <- as.matrix(y)
   if (intercept) {
-    zbar <- colMeans(Z)
-    Zc <- sweep(Z, 2, zbar)
-    yc <- y - mean(y)
-    beta <- solve(crossprod(Zc) + n * lambda * diag(ncol(Z)), crossprod(Zc, yc))
-    list(beta = drop(beta), a0 = mean(y) - sum(zbar * beta))
+    zbar <- colMeans(Z); ybar <- colMeans(Y)
+    Zc <- sweep(Z, 2, zbar); Yc <- sweep(Y, 2, ybar)
   } else {
-    list(beta = drop(solve(crossprod(Z) + n * lambda * diag(ncol(Z)), crossprod(Z, y))),
-         a0 = 0)
+    Zc <- Z; Yc <- Y
   }
+  beta <- solve(crossprod(Zc) + n * lambda * diag(ncol(Z)), crossprod(Zc, Yc))
+  a0 <- if (intercept) ybar - drop(crossprod(beta, zbar)) else rep(0, ncol(Y))
+  fit <- Z %*% beta + rep(a0, each = n)
+  if (is.matrix(y)) list(beta = beta, a0 = a0, fit = fit)
+  else list(beta = drop(beta), a0 = a0, fit = drop(fit))
 }
 
 # df and GCV by brute force from the hat matrix H (n x n): of (1, Z) with the

@@ -1,19 +1,5 @@
 # The arc-cosine kernel (R/arccos.R; features in src/features.c, exact
-# kernel in src/kernels.c).
-
-# Cho and Saul's closed forms in base R: k_n(x, y) = |x|^n |y|^n J_n(theta) / pi.
-ref_arccos <- function(x, y, order, lengthscale = 1) {
-  x <- sweep(as.matrix(x), 2, rep_len(lengthscale, ncol(x)), "/")
-  y <- sweep(as.matrix(y), 2, rep_len(lengthscale, ncol(y)), "/")
-  nx <- sqrt(rowSums(x^2)); ny <- sqrt(rowSums(y^2))
-  cos_t <- pmin(pmax(tcrossprod(x, y) / outer(nx, ny), -1), 1)
-  th <- acos(cos_t)
-  J <- switch(as.character(order),
-    "0" = pi - th,
-    "1" = sin(th) + (pi - th) * cos_t,
-    "2" = 3 * sin(th) * cos_t + (pi - th) * (1 + 2 * cos_t^2))
-  outer(nx, ny)^order * J / pi
-}
+# kernel in src/kernels.c). ref_arccos(): helper-kernels.R
 
 # base-R features of a map: step(p) p^n for w and for -w
 ref_arccos_features <- function(x, map) {

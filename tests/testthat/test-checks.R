@@ -1,9 +1,4 @@
-expect_rff_error <- function(expr, arg) {
-  e <- tryCatch(expr, rff_error = function(e) e)
-  expect_s3_class(e, "rff_error")
-  expect_identical(e$arg, arg)
-  expect_match(conditionMessage(e), paste0("`", arg, "`"), fixed = TRUE)
-}
+# expect_rff_error(): helper-conditions.R
 
 test_that("rff_map() rejects bad arguments with a classed error", {
   expect_rff_error(rff_map(0), "d")

@@ -1,11 +1,4 @@
-# Fraction of draws below the p-quantiles of the reference law, each within
-# k binomial standard errors of p.
-expect_law <- function(draws, qfun, p = c(0.1, 0.25, 0.5, 0.75, 0.9), k = 4) {
-  n <- length(draws)
-  emp <- vapply(qfun(p), function(q) mean(draws <= q), numeric(1))
-  expect_true(all(abs(emp - p) < k * sqrt(p * (1 - p) / n)),
-              label = paste("empirical", paste(format(emp, digits = 3), collapse = " ")))
-}
+# expect_law(): helper-laws.R
 
 test_that("set.seed() makes maps reproducible and draws advance the stream", {
   for (k in c("gaussian", "laplace", "matern")) {

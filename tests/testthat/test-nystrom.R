@@ -1,19 +1,12 @@
 # Nystrom maps (R/nystrom.R; features in src/nystrom.c) against base R.
 
-# Exact kernels in base R (ref_kappa is in helper-kernels.R).
+# Exact kernels in base R (ref_kappa and ref_arccos are in helper-kernels.R).
 ref_kernel <- function(x, y, kernel, lengthscale = 1, nu = 1.5, order = 1, degree = 2,
                        offset = 1) {
   x <- as.matrix(x); y <- as.matrix(y)
   l <- rep_len(lengthscale, ncol(x))
   if (kernel == "polynomial") return((x %*% diag(1 / l^2, ncol(x)) %*% t(y) + offset)^degree)
-  if (kernel == "arccos") {
-    xs <- sweep(x, 2, l, "/"); ys <- sweep(y, 2, l, "/")
-    nx <- sqrt(rowSums(xs^2)); ny <- sqrt(rowSums(ys^2))
-    ct <- pmin(pmax(tcrossprod(xs, ys) / outer(nx, ny), -1), 1)
-    th <- acos(ct)
-    J <- if (order == 0) pi - th else sin(th) + (pi - th) * ct
-    return(outer(nx, ny)^order * J / pi)
-  }
+  if (kernel == "arccos") return(ref_arccos(x, y, order, l))
   idx <- expand.grid(i = seq_len(nrow(x)), j = seq_len(nrow(y)))
   matrix(ref_kappa(x[idx$i, , drop = FALSE] - y[idx$j, , drop = FALSE], kernel, l, nu),
          nrow(x), nrow(y))

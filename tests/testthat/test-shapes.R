@@ -1,20 +1,7 @@
 # Every exported function on the smallest shapes, where R drops dimensions:
 # D in {1, 2}, n in {1, 2, 3}, d in {1, 2}, q in {1, 2} responses,
 # intercept on and off. Each result is checked against base R on the
-# feature matrix; a refusal must be an rff_error.
-
-ridge_ref <- function(Z, y, lambda, intercept) {
-  n <- nrow(Z)
-  if (intercept) {
-    zbar <- colMeans(Z); ybar <- colMeans(y)
-    Zc <- sweep(Z, 2, zbar); yc <- sweep(y, 2, ybar)
-  } else {
-    Zc <- Z; yc <- y
-  }
-  beta <- solve(crossprod(Zc) + n * lambda * diag(ncol(Z)), crossprod(Zc, yc))
-  b0 <- if (intercept) ybar - drop(crossprod(beta, zbar)) else rep(0, ncol(y))
-  list(beta = beta, b0 = b0, fit = Z %*% beta + rep(b0, each = n))
-}
+# feature matrix (ref_ridge(): helper-ridge.R); a refusal must be an rff_error.
 
 test_that("fits, statistics and predictions keep their shapes at D, n, d, q of 1 and 2", {
   set.seed(5)
@@ -38,10 +25,10 @@ test_that("fits, statistics and predictions keep their shapes at D, n, d, q of 1
       expect_true(n == 1 && intercept, label = label)
       next
     }
-    ref <- ridge_ref(Z, y, 0.1, intercept)
+    ref <- ref_ridge(Z, y, 0.1, intercept)
     expect_equal(unname(matrix(fit$coefficients, D)), unname(ref$beta), tolerance = 1e-10,
                  label = label)
-    expect_equal(unname(matrix(fit$intercept, 1)), unname(matrix(ref$b0, 1)), tolerance = 1e-10,
+    expect_equal(unname(matrix(fit$intercept, 1)), unname(matrix(ref$a0, 1)), tolerance = 1e-10,
                  label = label)
     p <- predict(fit, x)
     if (q == 1) {
@@ -55,7 +42,7 @@ test_that("fits, statistics and predictions keep their shapes at D, n, d, q of 1
     fit2 <- rff_ridge(x, yy, map = m, lambda = c(0.1, 1), intercept = intercept,
                       progress = FALSE, standardize = FALSE)
     p2 <- predict(fit2, x, lambda = 1)
-    ref2 <- ridge_ref(Z, y, 1, intercept)
+    ref2 <- ref_ridge(Z, y, 1, intercept)
     expect_equal(unname(matrix(p2, n)), unname(ref2$fit), tolerance = 1e-10, label = label)
     if (n >= 2) {
       cv <- tryCatch(rff_cv(x, yy, folds = n, lambda = c(0.1, 1), map = m,
