@@ -215,3 +215,32 @@ test_that("weighted cross-validation equals repeated rows", {
   cm <- rff_cv(x, y, folds = 3, lengthscale = "median", D = 10, nlambda = 4, progress = FALSE)
   expect_equal(cm$lengthscale_best, median(dist(scale(x))))
 })
+
+test_that("the cross-validation core: weighted curve, standard error and the 1-SE rule", {
+  set.seed(7)
+  k <- 4
+  err <- matrix(runif(k * 3), k, 3)
+  err[2, 3] <- NA
+  wj <- c(3, 1, 2, 5)
+  cur <- rff:::cv_curve(err, wj)
+  for (l in 1:3) {
+    ok <- !is.na(err[, l])
+    m <- weighted.mean(err[ok, l], wj[ok])
+    expect_equal(cur$cvm[l], m, tolerance = 1e-14)
+    # glmnet's standard error: the weighted variance over all folds' weight, / (k - 1)
+    expect_equal(cur$cvsd[l], sqrt(sum(wj[ok] * (err[ok, l] - m)^2) / sum(wj) / (k - 1)),
+                 tolerance = 1e-14)
+  }
+  lambda <- c(10, 3, 1, 0.3)
+  cvm <- cbind(c(5, 4.2, 4, 4.5), c(6, 5, 4.1, 3.9))
+  cvsd <- cbind(rep(0.3, 4), c(1, 1, 0.2, 0.25))
+  s <- rff:::cv_select(cvm, cvsd, lambda)
+  expect_identical(s$best, c(lambda = 4L, lengthscale = 2L))
+  expect_identical(s$lambda_min, 0.3)
+  # within 3.9 + 0.25 at the best lengthscale: lambda 1 (4.1) and 0.3
+  expect_identical(s$lambda_1se, 1)
+  # larger is better (AUC): the largest cvm, and the largest lambda above it less one SE
+  a <- rff:::cv_select(-cvm, cvsd, lambda, sgn = -1)
+  expect_identical(a$best, c(lambda = 4L, lengthscale = 2L))
+  expect_identical(a$lambda_1se, 1)
+})

@@ -260,3 +260,42 @@ test_that("GP standard errors tend to the exact Gaussian-process posterior as D 
   expect_lt(mean(large) + 4 * sd(large) / sqrt(6), mean(small) / 2)
   expect_lt(mean(large), 0.1)
 })
+
+test_that("the BLAS hint is shown with a progress bar too", {
+  blas <- tryCatch(utils::sessionInfo()$BLAS, error = function(e) "")
+  skip_if_not(rff:::is_reference_blas(blas), "the session's BLAS is not the reference BLAS")
+  st <- rff:::blas_state
+  on.exit(rm(list = ls(st), envir = st))
+  rm(list = ls(st), envir = st)
+  old <- options(rff.blas_hint_seconds = -1)
+  on.exit(options(old), add = TRUE)
+  set.seed(5)
+  x <- matrix(rnorm(200), 100)
+  m <- rff_map(2, D = 10)
+  # the bar's on.exit must not replace the hint's
+  expect_message(utils::capture.output(rff_stats(x, x[, 1], m, progress = TRUE, chunk_size = 10)),
+                 "Getting the faster BLAS")
+})
+
+test_that("fits share the parent class rff_fit and its nobs()", {
+  set.seed(6)
+  x <- matrix(rnorm(120), 60)
+  y <- x[, 1] + rnorm(60, sd = 0.1)
+  w <- c(rep(0, 10), rep(1, 50))
+  f <- rff_ridge(x, y, D = 20, lengthscale = 1, lambda = 0.1, weights = w)
+  g <- rff_glm(x, factor(y > 0), D = 20, lengthscale = 1, lambda = 0.1, weights = w)
+  expect_identical(class(f), c("rff_ridge", "rff_fit"))
+  expect_identical(class(g), c("rff_glm", "rff_fit"))
+  # rows of weight zero do not count
+  expect_equal(nobs(f), 50)
+  expect_equal(nobs(g), 50)
+  expect_equal(nobs(rff_cv(x, y, D = 20, lengthscale = 1, folds = 3, nlambda = 4)), 60)
+})
+
+test_that("log1pexp() is log(1 + exp(t)) over the whole line", {
+  t <- c(-800, -100, -37.5, -37, -5, 0, 1e-10, 3, 18, 18.5, 33, 34, 40, 800)
+  # log(1 + e^t) = max(t, 0) + log1p(exp(-|t|)), which never overflows
+  ref <- pmax(t, 0) + log1p(exp(-abs(t)))
+  expect_equal(rff:::log1pexp(t), ref, tolerance = 1e-15)
+  expect_identical(rff:::log1pexp(-800), 0)
+})
