@@ -1,5 +1,5 @@
-# Layer 6: the arc-cosine kernels' documentation (their maps are drawn by
-# rff_map(kernel = "arccos")).
+# Layer 4 (users of maps): the arc-cosine kernels' documentation (their maps
+# are drawn by rff_map(kernel = "arccos")).
 
 #' Arc-cosine kernels
 #'

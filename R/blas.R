@@ -1,5 +1,5 @@
-# Layer 1: the BLAS rff found (rff_blas_info()) and the one-time hint that
-# points users of the reference BLAS to a faster one.
+# Layer 2 (kernel parameters): the BLAS rff found (rff_blas_info()) and the
+# one-time hint that points users of the reference BLAS to a faster one.
 
 #' The BLAS rff runs on, and how it shares the cores with rff's threads
 #'

@@ -1,6 +1,6 @@
-# Layer 0 (calls nothing above it): the classed error rff_error, and the
-# checks of arguments that need no kernel, map or model: numbers, strings,
-# flags, inputs, responses, lambda paths, weights and offsets.
+# Layer 1 (foundations; calls nothing above it): the classed error rff_error,
+# and the checks of arguments that need no kernel, map or model: numbers,
+# strings, flags, inputs, responses, lambda paths, weights and offsets.
 
 #' Errors raised by rff
 #'

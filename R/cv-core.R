@@ -1,7 +1,7 @@
-# Layer 8: the cross-validation core every family shares: folds, the
-# weighted CV curve and its standard errors, lambda_min and lambda_1se, the
-# table of a lengthscale search and the "rff_cv" object; and the held-out
-# error of ridge solutions.
+# Layer 5 (the model pipeline): the cross-validation core every family shares:
+# folds, the weighted CV curve and its standard errors, lambda_min and
+# lambda_1se, the table of a lengthscale search and the "rff_cv" object; and
+# the held-out error of ridge solutions.
 
 # The cross-validation curve of one candidate from `err` (k x L: the
 # (weighted) mean error of each fold's held-out rows at each lambda, NA

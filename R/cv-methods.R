@@ -1,4 +1,4 @@
-# Layer 12: the methods of "rff_cv" results.
+# Layer 8 (methods): the methods of "rff_cv" results.
 
 #' @export
 print.rff_cv <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {

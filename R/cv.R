@@ -1,4 +1,5 @@
-# Layer 11: rff_cv(), cross-validation over lambda and the lengthscale.
+# Layer 7 (families): rff_cv(), cross-validation over lambda and the
+# lengthscale.
 
 #' Cross-validated random-feature ridge regression
 #'

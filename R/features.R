@@ -1,4 +1,5 @@
-# Layer 6: feature matrices (rff_features()) and their use inside model formulas.
+# Layer 4 (users of maps): feature matrices (rff_features()) and their use
+# inside model formulas.
 
 #' Random Fourier features of data
 #'

@@ -1,4 +1,4 @@
-# Layer 10: rff_cv() for the GLM families.
+# Layer 7 (families): rff_cv() for the GLM families.
 
 # rff_cv() for a GLM family: every candidate lengthscale (sharing the draws
 # of one map) is fitted over the lambda path on all rows and on each fold

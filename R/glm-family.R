@@ -1,5 +1,6 @@
-# Layer 8: what is the family's own in a GLM fit: the response coded for
-# it, the deviance of each row, classes, and the cross-validation measures.
+# Layer 5 (the model pipeline): what is the family's own in a GLM fit: the
+# response coded for it, the deviance of each row, classes, and the
+# cross-validation measures.
 
 # The response coded for the family: y (0/1 doubles, counts, or integer
 # class codes 1..K), K (coefficient columns), the levels and the family.

@@ -1,4 +1,4 @@
-# Layer 12: the methods of "rff_glm" fits.
+# Layer 8 (methods): the methods of "rff_glm" fits.
 
 #' Predictions, coefficients and summaries of a random-feature GLM
 #'

@@ -1,9 +1,9 @@
-# Layer 9, the GLM engine: the penalized likelihood fit of rff_glm(): the
-# problem (rows, family, features streamed or cached), the preconditioner,
-# a preconditioned L-BFGS over a lambda path with warm starts, and
-# cross-validation of the path. Each evaluation of the objective is one
-# pass over the rows in C (src/glm.c): featurize a chunk, eta = z B, loss
-# and residuals, G += z'R.
+# Layer 6 (engines): the penalized likelihood fit of rff_glm(): the problem
+# (rows, family, features streamed or cached), the preconditioner, a
+# preconditioned L-BFGS over a lambda path with warm starts, and
+# cross-validation of the path. Each evaluation of the objective is one pass
+# over the rows in C (src/glm.c): featurize a chunk, eta = z B, loss and
+# residuals, G += z'R.
 
 # Rows of the sample the preconditioner (and the effective degrees of
 # freedom) are estimated on.

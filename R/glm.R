@@ -1,5 +1,5 @@
-# Layer 10: rff_glm(), kernel logistic, multinomial and Poisson regression:
-# its setup, the fit at a map and the "rff_glm" object.
+# Layer 7 (families): rff_glm(), kernel logistic, multinomial and Poisson
+# regression: its setup, the fit at a map and the "rff_glm" object.
 
 #' Kernel logistic, multinomial and Poisson regression on random features
 #'

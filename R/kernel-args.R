@@ -1,6 +1,6 @@
-# Layer 1: the kernels, variants and samplers the package knows, the checks
-# of their parameters, and what kind of map each gives (for dispatch and
-# printing).
+# Layer 2 (kernel parameters): the kernels, variants and samplers the package
+# knows, the checks of their parameters, and what kind of map each gives (for
+# dispatch and printing).
 
 rff_kernels <- c("gaussian", "laplace", "matern", "arccos", "polynomial")
 

@@ -1,4 +1,5 @@
-# Layer 3: exact kernels (rff_kernel()) and kappa(delta) for the theory.
+# Layer 3 (maps): exact kernels (rff_kernel()) and kappa(delta) for the
+# theory.
 
 #' Exact kernel matrix
 #'

@@ -1,5 +1,5 @@
-# Layer 6: replicated studies of the kernel approximation error
-# (rff_kernel_error()), their summaries and plots.
+# Layer 4 (users of maps): replicated studies of the kernel approximation
+# error (rff_kernel_error()), their summaries and plots.
 
 #' How well random features approximate the kernel
 #'

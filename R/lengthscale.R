@@ -1,5 +1,5 @@
-# Layer 1: the median heuristic (rff_median_lengthscale()) and lengthscale
-# "median" resolved from the data.
+# Layer 2 (kernel parameters): the median heuristic (rff_median_lengthscale())
+# and lengthscale "median" resolved from the data.
 
 #' The median heuristic for the lengthscale
 #'

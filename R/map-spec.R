@@ -1,6 +1,6 @@
-# Layer 2: what a map is: the validated parameters it is drawn from (its
-# spec) for every kind of map, and the check of a map given by the user or
-# read back from a fit.
+# Layer 3 (maps): what a map is: the validated parameters it is drawn from
+# (its spec) for every kind of map, and the check of a map given by the user
+# or read back from a fit.
 
 # The validated parameters a map is drawn from (the "spec": every field of an
 # rff_map but omega and phase). rff_map() and every function that draws maps

@@ -1,5 +1,6 @@
-# Layer 5: drawing maps (rff_map()), maps drawn for data (Nystrom landmarks
-# from the rows), the same draws at another lengthscale, and printing.
+# Layer 3 (maps): drawing maps (rff_map()), maps drawn for data (Nystrom
+# landmarks from the rows), the same draws at another lengthscale, and
+# printing.
 
 #' Draw a random Fourier feature map
 #'

@@ -1,4 +1,5 @@
-# Layer 0: numerical helpers shared by the theory and the models.
+# Layer 1 (foundations): numerical helpers shared by the theory and the
+# models.
 
 # log(1 + exp(t)) for every t without overflow or loss of digits (vectorized):
 # exp(t) below -37, where log1p(exp(t)) rounds to it; t + exp(-t) above 18

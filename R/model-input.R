@@ -1,6 +1,6 @@
-# Layer 8: the inputs of fits and predictions: formulas and model frames as
-# lm() has them, new data for predict(), and the checks of predict()'s
-# arguments.
+# Layer 5 (the model pipeline): the inputs of fits and predictions: formulas
+# and model frames as lm() has them, new data for predict(), and the checks of
+# predict()'s arguments.
 
 # The work of every formula method, called from the method itself: the
 # model frame of the method's call, evaluated where the method was called,

@@ -1,6 +1,7 @@
-# Layer 8: predictions of every fit on features (class "rff_fit"): the
-# solution at a lambda, z(x)'B + a0 for new rows, the one coefficient
-# table, fitted values, and the Gaussian-process standard errors of ridge.
+# Layer 5 (the model pipeline): predictions of every fit on features (class
+# "rff_fit"): the solution at a lambda, z(x)'B + a0 for new rows, the one
+# coefficient table, fitted values, and the Gaussian-process standard errors
+# of ridge.
 
 # beta as a D x q x L array and intercepts as q x L, whatever q is.
 coef_array <- function(object) {

@@ -1,4 +1,4 @@
-# Layer 8: the pieces every fit prints.
+# Layer 5 (the model pipeline): the pieces every fit prints.
 
 # Numbers printed in one style: significant digits, no scientific notation
 # for ordinary magnitudes.

@@ -1,6 +1,6 @@
-# Layer 8, the model pipeline's first steps, shared by every family: the
-# checked arguments of a fit, the modelling defaults (standardization, D,
-# the lengthscale candidates), and the map of a fit.
+# Layer 5 (the model pipeline), its first steps, shared by every family: the
+# checked arguments of a fit, the modelling defaults (standardization, D, the
+# lengthscale candidates), and the map of a fit.
 
 # A fit's call as the user would write it: a method's call shown as a call
 # of the generic `name`.

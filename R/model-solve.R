@@ -1,7 +1,7 @@
-# Layer 8: the solves of ridge regression on features: centred normal
-# equations from statistics, the lambda path, Cholesky and eigen solves (and
-# the thin eigenproblem when rows are fewer than features), GCV and exact
-# leave-one-out.
+# Layer 5 (the model pipeline): the solves of ridge regression on features:
+# centred normal equations from statistics, the lambda path, Cholesky and
+# eigen solves (and the thin eigenproblem when rows are fewer than features),
+# GCV and exact leave-one-out.
 
 # Centered (intercept) or raw normal equations from statistics: A = Z'WZ,
 # b = Z'Wy, yy = y'Wy, with the (weighted) means used for the intercept; n

@@ -1,4 +1,4 @@
-# Layer 4: Nystrom maps: landmarks given or drawn, and the thresholded
+# Layer 3 (maps): Nystrom maps: landmarks given or drawn, and the thresholded
 # K(L, L)^(-1/2) they are weighted by.
 
 #' Nystrom feature maps

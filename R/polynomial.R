@@ -1,5 +1,5 @@
-# Layer 1: the polynomial kernel (its documentation) and the check of a
-# TensorSketch map's buckets and signs.
+# Layer 2 (kernel parameters): the polynomial kernel (its documentation) and
+# the check of a TensorSketch map's buckets and signs.
 
 #' Polynomial kernels and their TensorSketch features
 #'

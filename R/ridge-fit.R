@@ -1,5 +1,5 @@
-# Layer 9, the ridge engine: a fit from statistics (solves, GCV or LOO),
-# from rows of prepared data, and the lengthscale search of "auto".
+# Layer 6 (engines): a fit from statistics (solves, GCV or LOO), from rows of
+# prepared data, and the lengthscale search of "auto".
 
 # An "rff_ridge" fit from statistics: the path solved at the lambda values
 # of `path` (from check_path()), the best by GCV, or, when `loo` gives rows

@@ -1,5 +1,5 @@
-# Layer 12: the methods of "rff_ridge" fits: predictions, coefficients,
-# fitted values, printing, summaries and the GCV plot.
+# Layer 8 (methods): the methods of "rff_ridge" fits: predictions,
+# coefficients, fitted values, printing, summaries and the GCV plot.
 
 #' Predictions, coefficients and fitted values of a random-feature ridge fit
 #'

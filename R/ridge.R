@@ -1,4 +1,4 @@
-# Layer 10: rff_ridge(), kernel ridge regression on random features.
+# Layer 7 (families): rff_ridge(), kernel ridge regression on random features.
 
 #' Kernel ridge regression on random Fourier features
 #'

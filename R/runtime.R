@@ -1,5 +1,5 @@
-# Layer 0: the machine a call runs on: thread counts, cores and memory,
-# the size checks made before anything large is allocated, rows per
+# Layer 1 (foundations): the machine a call runs on: thread counts, cores and
+# memory, the size checks made before anything large is allocated, rows per
 # streamed chunk, optional packages, and the one progress display.
 
 check_threads <- function(threads) {

@@ -1,4 +1,5 @@
-# Layer 6: the samplers' documentation and the randomized Halton sequence.
+# Layer 4 (users of maps): the samplers' documentation and the randomized
+# Halton sequence.
 
 #' Samplers of the random frequencies
 #'

@@ -1,5 +1,6 @@
-# Layer 1: user-defined shift-invariant kernels from their spectral measure
-# (rff_spectral()), and the validated calls of their functions.
+# Layer 2 (kernel parameters): user-defined shift-invariant kernels from their
+# spectral measure (rff_spectral()), and the validated calls of their
+# functions.
 
 #' A user-defined shift-invariant kernel from its spectral measure
 #'

@@ -1,5 +1,5 @@
-# Layer 10: rff_stats_apply(): ridge statistics computed where the data
-# lives, on a parallel cluster, a future plan or in this process, with
+# Layer 7 (families): rff_stats_apply(): ridge statistics computed where the
+# data lives, on a parallel cluster, a future plan or in this process, with
 # retries and errors that name the failing chunk.
 
 #' Ridge statistics computed where the data lives

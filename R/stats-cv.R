@@ -1,4 +1,4 @@
-# Layer 10: rff_cv() on statistics, with the kept chunks as folds.
+# Layer 7 (families): rff_cv() on statistics, with the kept chunks as folds.
 
 # rff_cv() on statistics with kept chunks: fold j is chunk j, its model
 # fitted from the total minus chunk j's statistics, scored on chunk j's

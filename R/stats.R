@@ -1,5 +1,6 @@
-# Layer 7: sufficient statistics of ridge regression: streaming rows into
-# them (accumulate_stats()), rff_stats(), and combining them (c(), +).
+# Layer 4 (users of maps): sufficient statistics of ridge regression:
+# streaming rows into them (accumulate_stats()), rff_stats(), and combining
+# them (c(), +).
 
 #' Sufficient statistics for ridge regression on random features
 #'

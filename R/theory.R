@@ -1,5 +1,5 @@
-# Layer 6: the variance of the random-feature estimate (Proposition 2) and
-# the Hoeffding tail bound.
+# Layer 4 (users of maps): the variance of the random-feature estimate
+# (Proposition 2) and the Hoeffding tail bound.
 
 #' Variance of the random-feature kernel estimate (Proposition 2)
 #'

@@ -1,5 +1,5 @@
-# Layer 6: the uniform (sup-norm) bound on the approximation error and its
-# inverse, the D that reaches a given error.
+# Layer 4 (users of maps): the uniform (sup-norm) bound on the approximation
+# error and its inverse, the D that reaches a given error.
 
 #' Uniform (sup-norm) bound on the kernel approximation error
 #'
