@@ -160,14 +160,14 @@ static double glm_rows(glm_ctx *c, int from, int to, int threads, double *G, dou
 }
 
 /* One pass over the n rows of x (n x d, featurized through `map`) or of the
-   cached features Zc (n x D; then x is not used): the loss sum_i w_i l_i,
+   cached features Zcache (n x D; then x is not used): the loss sum_i w_i l_i,
    its gradient with respect to B (D x K) and to the intercepts a (K), and,
    with want_eta, the linear predictor z_i'B + a + offset_i (n x K). y is a
    double vector (0/1 or counts) or, for the multinomial family, integer
    class codes 1..K; offset NULL or n x K; weights NULL or n numbers >= 0. */
-SEXP rff_glm_pass(SEXP x, SEXP Zc, SEXP map, SEXP y, SEXP family_, SEXP offset,
-                  SEXP weights, SEXP coef, SEXP intercept, SEXP chunk_size,
-                  SEXP threads_, SEXP want_eta_)
+SEXP rff_glm_pass(SEXP x, SEXP Zcache, SEXP map, SEXP y, SEXP family_,
+                  SEXP offset, SEXP weights, SEXP coef, SEXP intercept,
+                  SEXP chunk_size, SEXP threads_, SEXP want_eta_)
 {
     static const char *const families[] = {"binomial", "poisson", "multinomial", NULL};
     int family = rff_string_code(family_, "family", families);
@@ -184,11 +184,11 @@ SEXP rff_glm_pass(SEXP x, SEXP Zc, SEXP map, SEXP y, SEXP family_, SEXP offset,
         Rf_error("`intercept` must be %d numbers", K);
     int n;
     const double *px = NULL, *pz = NULL;
-    if (Zc != R_NilValue) {
-        rff_check_real_matrix(Zc, "Z");
-        if (Rf_ncols(Zc) != D) Rf_error("`Z` must have %d columns", D);
-        n = Rf_nrows(Zc);
-        pz = REAL(Zc);
+    if (Zcache != R_NilValue) {
+        rff_check_real_matrix(Zcache, "Z");
+        if (Rf_ncols(Zcache) != D) Rf_error("`Z` must have %d columns", D);
+        n = Rf_nrows(Zcache);
+        pz = REAL(Zcache);
     } else {
         rff_check_real_matrix(x, "x");
         if (Rf_ncols(x) != fm.d)

@@ -278,9 +278,9 @@ static R_INLINE const double *rff_check_lengthscale(SEXP ls, int d)
 /* .Call entry points */
 SEXP rff_draw_map(SEXP spec);
 SEXP rff_features(SEXP x, SEXP map, SEXP threads);
-SEXP rff_glm_pass(SEXP x, SEXP Zc, SEXP map, SEXP y, SEXP family, SEXP offset,
-                  SEXP weights, SEXP coef, SEXP intercept, SEXP chunk_size,
-                  SEXP threads, SEXP want_eta);
+SEXP rff_glm_pass(SEXP x, SEXP Zcache, SEXP map, SEXP y, SEXP family,
+                  SEXP offset, SEXP weights, SEXP coef, SEXP intercept,
+                  SEXP chunk_size, SEXP threads, SEXP want_eta);
 SEXP rff_kernel_spec(SEXP x, SEXP y, SEXP spec);
 SEXP rff_halton(SEXP n, SEXP s, SEXP randomize);
 SEXP rff_kernel_error(SEXP x, SEXP y, SEXP K, SEXP source, SEXP reps,
