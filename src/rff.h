@@ -281,7 +281,7 @@ SEXP rff_features(SEXP x, SEXP map, SEXP threads);
 SEXP rff_glm_pass(SEXP x, SEXP Zcache, SEXP map, SEXP y, SEXP family,
                   SEXP offset, SEXP weights, SEXP coef, SEXP intercept,
                   SEXP chunk_size, SEXP threads, SEXP want_eta);
-SEXP rff_kernel_spec(SEXP x, SEXP y, SEXP spec);
+SEXP rff_kernel_exact(SEXP x, SEXP y, SEXP spec);
 SEXP rff_halton(SEXP n, SEXP s, SEXP randomize);
 SEXP rff_kernel_error(SEXP x, SEXP y, SEXP K, SEXP source, SEXP reps,
                       SEXP keep, SEXP spectral, SEXP threads);
