@@ -230,9 +230,10 @@ SEXP rff_glm_pass(SEXP x, SEXP Zcache, SEXP map, SEXP y, SEXP family_,
     double *G = REAL(grad), *g0 = REAL(grad0);
     memset(G, 0, sizeof(double) * (size_t) D * K);
     memset(g0, 0, sizeof(double) * K);
-    glm_ctx c = {&fm, px, pz, n, 0, n, D, K, family, 0, REAL(coef), REAL(intercept), po,
-                 py, pw, pc, NULL, NULL, NULL, NULL, NULL, NULL,
-                 want_eta ? REAL(eta_out) : NULL};
+    glm_ctx c = {.map = &fm, .x = px, .Z = pz, .ldZ = n, .zrow0 = 0, .n = n,
+                 .D = D, .K = K, .family = family, .row0 = 0, .B = REAL(coef),
+                 .a = REAL(intercept), .off = po, .y = py, .w = pw, .cls = pc,
+                 .eta_out = want_eta ? REAL(eta_out) : NULL};
     double loss = 0;
     if (pz || rff_fmap_blockwise(&fm)) {
         glm_alloc(&c, threads, pz == NULL);
