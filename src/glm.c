@@ -8,15 +8,6 @@
 
 enum { GLM_BINOMIAL = 0, GLM_POISSON = 1, GLM_MULTINOMIAL = 2 };
 
-/* log(1 + exp(t)) without overflow or loss of accuracy (Maechler, 2012). */
-static double log1pexp_(double t)
-{
-    if (t <= -37.0) return exp(t);
-    if (t <= 18.0) return log1p(exp(t));
-    if (t <= 33.3) return t + exp(-t);
-    return t;
-}
-
 /* The loss w * l(eta) of one row and its residuals r = w * (mu - y), the
    gradient of w * l with respect to eta (k columns of eta and r, stride ld).
    Binomial: l = log(1 + e^eta) - y eta; Poisson: l = e^eta - y eta;
@@ -28,7 +19,8 @@ static double glm_row(int family, double yi, int cls, double w, const double *et
         double e = eta[0];
         double p = e >= 0 ? 1.0 / (1.0 + exp(-e)) : exp(e) / (1.0 + exp(e));
         r[0] = w * (p - yi);
-        return w * (log1pexp_(e) - yi * e);
+        /* Rmath's log1pexp(), in R's API from R 4.1.0 */
+        return w * (log1pexp(e) - yi * e);
     }
     if (family == GLM_POISSON) {
         double mu = exp(eta[0]);
