@@ -164,8 +164,9 @@ SEXP rff_glm_pass(SEXP x, SEXP Zcache, SEXP map, SEXP y, SEXP family_,
     static const char *const families[] = {"binomial", "poisson", "multinomial", NULL};
     int family = rff_string_code(family_, "family", families);
     rff_fmap fm;
-    rff_fmap_from_list(map, &fm);
-    int threads = rff_threads(threads_);
+    /* x is not used (nor checked) with cached features */
+    int threads = rff_featurize_args(Zcache == R_NilValue ? x : R_NilValue, map,
+                                     threads_, &fm);
     int want_eta = Rf_asLogical(want_eta_) == TRUE;
     rff_check_real_matrix(coef, "coef");
     int D = fm.D, K = Rf_ncols(coef);
@@ -182,9 +183,6 @@ SEXP rff_glm_pass(SEXP x, SEXP Zcache, SEXP map, SEXP y, SEXP family_,
         n = Rf_nrows(Zcache);
         pz = REAL(Zcache);
     } else {
-        rff_check_real_matrix(x, "x");
-        if (Rf_ncols(x) != fm.d)
-            Rf_error("`x` has %d columns but the map expects %d", Rf_ncols(x), fm.d);
         n = Rf_nrows(x);
         px = REAL(x);
     }

@@ -202,6 +202,9 @@ void rff_spec_from_list(SEXP spec, rff_spec *out);
 void rff_spec_draw(const rff_spec *spec, double *omega, double *phase);
 /* featurization (features.c, fused.c) */
 void rff_fmap_from_list(SEXP map, rff_fmap *out);
+/* The start of the routines that featurize x through map: map read into fm,
+   x (unless R_NilValue) checked against it; returns the threads to use. */
+int rff_featurize_args(SEXP x, SEXP map, SEXP threads, rff_fmap *fm);
 /* Whether rff_featurize_rows() can featurize a block on any thread by
    itself (no workspace, no R); otherwise only rff_featurize() may. */
 int rff_fmap_blockwise(const rff_fmap *map);
