@@ -19,13 +19,20 @@
 #include <omp.h>
 #endif
 
-/* The files form layers, each using only those below it (a test checks the
-   object files for cycles): args.c, blas.c, runtime.c (argument, list,
-   BLAS, thread and interrupt helpers) -> spectral.c (spectral laws) ->
-   kernels.c (the kernel table, exact kernels) -> sample.c, orthogonal.c,
-   qmc.c (map drawing) -> polynomial.c (map drawing) -> features.c,
-   fused.c, tensorsketch.c, nystrom.c (featurization) -> ridge.c, glm.c,
-   error.c (consumers).
+/* The files form layers, each using only files above it in this list (in
+   parentheses, those whose symbols it uses, as tools/layers.sh prints them
+   from the object files; a test checks them for cycles):
+     helpers: args.c, blas.c (none); runtime.c (args, blas): argument, list,
+       BLAS, thread and interrupt helpers
+     spectral.c (none): spectral laws
+     kernels.c (args, runtime, spectral): the kernel table, exact kernels
+     map drawing: orthogonal.c, qmc.c (runtime); polynomial.c (args,
+       kernels); sample.c (args, kernels, orthogonal, polynomial, qmc)
+     featurization, beside map drawing: fused.c (runtime); tensorsketch.c
+       (args, kernels); nystrom.c (args, kernels, runtime); features.c
+       (args, blas, fused, kernels, nystrom, runtime, tensorsketch)
+     consumers: ridge.c (args, blas, features, runtime); glm.c (args,
+       features); error.c (args, blas, features, fused, runtime, sample)
    init.c only registers the .Call routines. */
 
 /* ---- bottom layer: argument, list, thread and interrupt helpers ---- */
