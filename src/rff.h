@@ -53,8 +53,8 @@ SEXP rff_list2(const char *a, SEXP va, const char *b, SEXP vb);
 const double *rff_weights_ptr(SEXP weights, R_xlen_t n);
 void rff_runtime_init(void);
 int rff_in_forked_child(void);
-/* The threads a routine uses: `threads`, at most the number of processors,
-   and one in a forked child. */
+/* The threads a routine uses: `threads`, at most the number of processors
+   and omp_get_thread_limit() (OMP_THREAD_LIMIT), and one in a forked child. */
 int rff_threads(SEXP threads);
 /* The BLAS found at load time, its threads, and how products are split
    between its threads and rff's (see blas.c). */
