@@ -85,7 +85,7 @@ exact_kernel <- function(x, y, spec) {
     u <- sweep(delta, 2L, rep_len(spec$lengthscale, ncol(x)), "/")
     return(matrix(spectral_kappa(spec$kernel, u), nrow(x), nrow(y)))
   }
-  .Call(C_rff_kernel_spec, x, y, spec)
+  .Call(C_rff_kernel_exact, x, y, spec)
 }
 
 # kappa(delta) for a shift-invariant kernel: the kernel at each offset (rows

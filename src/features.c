@@ -236,15 +236,27 @@ void rff_featurize(const rff_fmap *map, const double *x, int ldx, int n, double 
     vmaxset(vmax);
 }
 
+/* The arguments every routine that featurizes the rows of x through map
+   starts with: map read into fm, and x checked to be a double matrix with
+   the map's d columns (unless x is R_NilValue: the rows come from
+   elsewhere). Returns the threads to use. */
+int rff_featurize_args(SEXP x, SEXP map, SEXP threads, rff_fmap *fm)
+{
+    rff_fmap_from_list(map, fm);
+    int nth = rff_threads(threads);
+    if (x != R_NilValue) {
+        rff_check_real_matrix(x, "x");
+        if (Rf_ncols(x) != fm->d)
+            Rf_error("`x` has %d columns but the map expects %d", Rf_ncols(x), fm->d);
+    }
+    return nth;
+}
+
 SEXP rff_features(SEXP x, SEXP map, SEXP threads_)
 {
     rff_fmap fm;
-    rff_fmap_from_list(map, &fm);
-    int threads = rff_threads(threads_);
-    rff_check_real_matrix(x, "x");
+    int threads = rff_featurize_args(x, map, threads_, &fm);
     int n = Rf_nrows(x);
-    if (Rf_ncols(x) != fm.d)
-        Rf_error("`x` has %d columns but the map expects %d", Rf_ncols(x), fm.d);
     SEXP z = PROTECT(Rf_allocMatrix(REALSXP, n, fm.D));
     rff_prepare_result(REAL(z), (size_t) n * fm.D * sizeof(double), threads);
     if (n > 0) rff_featurize(&fm, REAL(x), n, n, REAL(z), n, threads);

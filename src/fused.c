@@ -50,13 +50,14 @@
 #define RFF_FUSED_MAX_D 512
 
 /* zc[i] = s cos(p[i] + b) and, if zs, zs[i] = s sin(p[i]) (b = 0 then) for
-   nr rows; p must not alias zc or zs. Unless the caller knows that every
-   |p[i] + b| is below the end of the exact range (`checked` = 0), the entries
-   beyond it (rare: huge Cauchy frequencies) are redone with libm afterwards.
-   Infinite and NaN arguments give NaN either way. */
+   nr rows; p must not alias zc or zs. With needs_check, the entries whose
+   |p[i] + b| is beyond the end of the exact range (rare: huge Cauchy
+   frequencies) are redone with libm afterwards; callers that know every
+   argument is within it pass 0. Infinite and NaN arguments give NaN either
+   way. */
 RFF_INLINE void rff_trig_chunk(const double *restrict p, double b, double s,
                                double *restrict zc, double *restrict zs, int nr,
-                               int checked)
+                               int needs_check)
 {
     if (zs) {
         RFF_SIMD
@@ -70,7 +71,7 @@ RFF_INLINE void rff_trig_chunk(const double *restrict p, double b, double s,
         RFF_SIMD
         for (int i = 0; i < nr; i++) zc[i] = s * rff_cos_fast(p[i] + b);
     }
-    if (!checked) return;
+    if (!needs_check) return;
     /* a vector scan first: nearly always nothing is out of range */
     int out = 0;
 #ifdef _OPENMP
@@ -190,9 +191,9 @@ RFF_INLINE void rff_trig_freq(const rff_fmap *map, int j, const double *p,
                               const double *xmax, int nr, double *zc, double *zs)
 {
     const double b = map->variant == RFF_VARIANT_PAIR ? 0.0 : map->phase[j];
-    const int checked =
+    const int needs_check =
         rff_trig_needs_check(map->omega + (R_xlen_t) j * map->d, map->d, xmax, b);
-    rff_trig_chunk(p, b, map->scale, zc, zs, nr, checked);
+    rff_trig_chunk(p, b, map->scale, zc, zs, nr, needs_check);
 }
 
 /* rff_trig_freq() into rows i0.. of z. */

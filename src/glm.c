@@ -8,15 +8,6 @@
 
 enum { GLM_BINOMIAL = 0, GLM_POISSON = 1, GLM_MULTINOMIAL = 2 };
 
-/* log(1 + exp(t)) without overflow or loss of accuracy (Maechler, 2012). */
-static double log1pexp_(double t)
-{
-    if (t <= -37.0) return exp(t);
-    if (t <= 18.0) return log1p(exp(t));
-    if (t <= 33.3) return t + exp(-t);
-    return t;
-}
-
 /* The loss w * l(eta) of one row and its residuals r = w * (mu - y), the
    gradient of w * l with respect to eta (k columns of eta and r, stride ld).
    Binomial: l = log(1 + e^eta) - y eta; Poisson: l = e^eta - y eta;
@@ -28,7 +19,8 @@ static double glm_row(int family, double yi, int cls, double w, const double *et
         double e = eta[0];
         double p = e >= 0 ? 1.0 / (1.0 + exp(-e)) : exp(e) / (1.0 + exp(e));
         r[0] = w * (p - yi);
-        return w * (log1pexp_(e) - yi * e);
+        /* Rmath's log1pexp(), in R's API from R 4.1.0 */
+        return w * (log1pexp(e) - yi * e);
     }
     if (family == GLM_POISSON) {
         double mu = exp(eta[0]);
@@ -160,20 +152,21 @@ static double glm_rows(glm_ctx *c, int from, int to, int threads, double *G, dou
 }
 
 /* One pass over the n rows of x (n x d, featurized through `map`) or of the
-   cached features Zc (n x D; then x is not used): the loss sum_i w_i l_i,
+   cached features Zcache (n x D; then x is not used): the loss sum_i w_i l_i,
    its gradient with respect to B (D x K) and to the intercepts a (K), and,
    with want_eta, the linear predictor z_i'B + a + offset_i (n x K). y is a
    double vector (0/1 or counts) or, for the multinomial family, integer
    class codes 1..K; offset NULL or n x K; weights NULL or n numbers >= 0. */
-SEXP rff_glm_pass(SEXP x, SEXP Zc, SEXP map, SEXP y, SEXP family_, SEXP offset,
-                  SEXP weights, SEXP coef, SEXP intercept, SEXP chunk_size,
-                  SEXP threads_, SEXP want_eta_)
+SEXP rff_glm_pass(SEXP x, SEXP Zcache, SEXP map, SEXP y, SEXP family_,
+                  SEXP offset, SEXP weights, SEXP coef, SEXP intercept,
+                  SEXP chunk_size, SEXP threads_, SEXP want_eta_)
 {
     static const char *const families[] = {"binomial", "poisson", "multinomial", NULL};
     int family = rff_string_code(family_, "family", families);
     rff_fmap fm;
-    rff_fmap_from_list(map, &fm);
-    int threads = rff_threads(threads_);
+    /* x is not used (nor checked) with cached features */
+    int threads = rff_featurize_args(Zcache == R_NilValue ? x : R_NilValue, map,
+                                     threads_, &fm);
     int want_eta = Rf_asLogical(want_eta_) == TRUE;
     rff_check_real_matrix(coef, "coef");
     int D = fm.D, K = Rf_ncols(coef);
@@ -184,15 +177,12 @@ SEXP rff_glm_pass(SEXP x, SEXP Zc, SEXP map, SEXP y, SEXP family_, SEXP offset,
         Rf_error("`intercept` must be %d numbers", K);
     int n;
     const double *px = NULL, *pz = NULL;
-    if (Zc != R_NilValue) {
-        rff_check_real_matrix(Zc, "Z");
-        if (Rf_ncols(Zc) != D) Rf_error("`Z` must have %d columns", D);
-        n = Rf_nrows(Zc);
-        pz = REAL(Zc);
+    if (Zcache != R_NilValue) {
+        rff_check_real_matrix(Zcache, "Z");
+        if (Rf_ncols(Zcache) != D) Rf_error("`Z` must have %d columns", D);
+        n = Rf_nrows(Zcache);
+        pz = REAL(Zcache);
     } else {
-        rff_check_real_matrix(x, "x");
-        if (Rf_ncols(x) != fm.d)
-            Rf_error("`x` has %d columns but the map expects %d", Rf_ncols(x), fm.d);
         n = Rf_nrows(x);
         px = REAL(x);
     }
@@ -230,9 +220,10 @@ SEXP rff_glm_pass(SEXP x, SEXP Zc, SEXP map, SEXP y, SEXP family_, SEXP offset,
     double *G = REAL(grad), *g0 = REAL(grad0);
     memset(G, 0, sizeof(double) * (size_t) D * K);
     memset(g0, 0, sizeof(double) * K);
-    glm_ctx c = {&fm, px, pz, n, 0, n, D, K, family, 0, REAL(coef), REAL(intercept), po,
-                 py, pw, pc, NULL, NULL, NULL, NULL, NULL, NULL,
-                 want_eta ? REAL(eta_out) : NULL};
+    glm_ctx c = {.map = &fm, .x = px, .Z = pz, .ldZ = n, .zrow0 = 0, .n = n,
+                 .D = D, .K = K, .family = family, .row0 = 0, .B = REAL(coef),
+                 .a = REAL(intercept), .off = po, .y = py, .w = pw, .cls = pc,
+                 .eta_out = want_eta ? REAL(eta_out) : NULL};
     double loss = 0;
     if (pz || rff_fmap_blockwise(&fm)) {
         glm_alloc(&c, threads, pz == NULL);

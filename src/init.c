@@ -7,7 +7,7 @@
 static const R_CallMethodDef CallEntries[] = {
     CALLDEF(rff_draw_map, 1),
     CALLDEF(rff_features, 3),
-    CALLDEF(rff_kernel_spec, 3),
+    CALLDEF(rff_kernel_exact, 3),
     CALLDEF(rff_halton, 3),
     CALLDEF(rff_kernel_error, 8),
     CALLDEF(rff_ridge_stats, 8),

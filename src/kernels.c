@@ -224,7 +224,7 @@ static SEXP exact_kernel(SEXP x, SEXP y, const rff_kernel_def *k,
 /* The exact kernel with the parameters read by name from a list (a map, or
    the fields kernel, lengthscale, nu and, optionally, order, degree and
    offset). */
-SEXP rff_kernel_spec(SEXP x, SEXP y, SEXP spec)
+SEXP rff_kernel_exact(SEXP x, SEXP y, SEXP spec)
 {
     SEXP kernel = rff_list_elt(spec, "kernel");
     if (rff_is_spectral(kernel))

@@ -19,13 +19,20 @@
 #include <omp.h>
 #endif
 
-/* The files form layers, each using only those below it (a test checks the
-   object files for cycles): args.c, blas.c, runtime.c (argument, list,
-   BLAS, thread and interrupt helpers) -> spectral.c (spectral laws) ->
-   kernels.c (the kernel table, exact kernels) -> sample.c, orthogonal.c,
-   qmc.c (map drawing) -> polynomial.c (map drawing) -> features.c,
-   fused.c, tensorsketch.c, nystrom.c (featurization) -> ridge.c, glm.c,
-   error.c (consumers).
+/* The files form layers, each using only files above it in this list (in
+   parentheses, those whose symbols it uses, as tools/layers.sh prints them
+   from the object files; a test checks them for cycles):
+     helpers: args.c, blas.c (none); runtime.c (args, blas): argument, list,
+       BLAS, thread and interrupt helpers
+     spectral.c (none): spectral laws
+     kernels.c (args, runtime, spectral): the kernel table, exact kernels
+     map drawing: orthogonal.c, qmc.c (runtime); polynomial.c (args,
+       kernels); sample.c (args, kernels, orthogonal, polynomial, qmc)
+     featurization, beside map drawing: fused.c (runtime); tensorsketch.c
+       (args, kernels); nystrom.c (args, kernels, runtime); features.c
+       (args, blas, fused, kernels, nystrom, runtime, tensorsketch)
+     consumers: ridge.c (args, blas, features, runtime); glm.c (args,
+       features); error.c (args, blas, features, fused, runtime, sample)
    init.c only registers the .Call routines. */
 
 /* ---- bottom layer: argument, list, thread and interrupt helpers ---- */
@@ -46,8 +53,8 @@ SEXP rff_list2(const char *a, SEXP va, const char *b, SEXP vb);
 const double *rff_weights_ptr(SEXP weights, R_xlen_t n);
 void rff_runtime_init(void);
 int rff_in_forked_child(void);
-/* The threads a routine uses: `threads`, at most the number of processors,
-   and one in a forked child. */
+/* The threads a routine uses: `threads`, at most the number of processors
+   and omp_get_thread_limit() (OMP_THREAD_LIMIT), and one in a forked child. */
 int rff_threads(SEXP threads);
 /* The BLAS found at load time, its threads, and how products are split
    between its threads and rff's (see blas.c). */
@@ -202,6 +209,9 @@ void rff_spec_from_list(SEXP spec, rff_spec *out);
 void rff_spec_draw(const rff_spec *spec, double *omega, double *phase);
 /* featurization (features.c, fused.c) */
 void rff_fmap_from_list(SEXP map, rff_fmap *out);
+/* The start of the routines that featurize x through map: map read into fm,
+   x (unless R_NilValue) checked against it; returns the threads to use. */
+int rff_featurize_args(SEXP x, SEXP map, SEXP threads, rff_fmap *fm);
 /* Whether rff_featurize_rows() can featurize a block on any thread by
    itself (no workspace, no R); otherwise only rff_featurize() may. */
 int rff_fmap_blockwise(const rff_fmap *map);
@@ -278,10 +288,10 @@ static R_INLINE const double *rff_check_lengthscale(SEXP ls, int d)
 /* .Call entry points */
 SEXP rff_draw_map(SEXP spec);
 SEXP rff_features(SEXP x, SEXP map, SEXP threads);
-SEXP rff_glm_pass(SEXP x, SEXP Zc, SEXP map, SEXP y, SEXP family, SEXP offset,
-                  SEXP weights, SEXP coef, SEXP intercept, SEXP chunk_size,
-                  SEXP threads, SEXP want_eta);
-SEXP rff_kernel_spec(SEXP x, SEXP y, SEXP spec);
+SEXP rff_glm_pass(SEXP x, SEXP Zcache, SEXP map, SEXP y, SEXP family,
+                  SEXP offset, SEXP weights, SEXP coef, SEXP intercept,
+                  SEXP chunk_size, SEXP threads, SEXP want_eta);
+SEXP rff_kernel_exact(SEXP x, SEXP y, SEXP spec);
 SEXP rff_halton(SEXP n, SEXP s, SEXP randomize);
 SEXP rff_kernel_error(SEXP x, SEXP y, SEXP K, SEXP source, SEXP reps,
                       SEXP keep, SEXP spectral, SEXP threads);

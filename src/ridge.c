@@ -33,13 +33,9 @@ SEXP rff_ridge_stats(SEXP x, SEXP y, SEXP yshift, SEXP weights, SEXP map,
                      SEXP rows, SEXP chunk_size, SEXP threads_)
 {
     rff_fmap fm;
-    rff_fmap_from_list(map, &fm);
-    int threads = rff_threads(threads_);
-    rff_check_real_matrix(x, "x");
+    int threads = rff_featurize_args(x, map, threads_, &fm);
     rff_check_real_matrix(y, "y");
     int n = Rf_nrows(x), q = Rf_ncols(y), D = fm.D;
-    if (Rf_ncols(x) != fm.d)
-        Rf_error("`x` has %d columns but the map expects %d", Rf_ncols(x), fm.d);
     if (Rf_nrows(y) != n) Rf_error("`y` must have %d rows", n);
     if (!Rf_isReal(yshift) || XLENGTH(yshift) != q)
         Rf_error("`yshift` must be %d numbers", q);
@@ -135,13 +131,9 @@ SEXP rff_ridge_predict(SEXP x, SEXP map, SEXP beta, SEXP chunk_size,
                        SEXP threads_)
 {
     rff_fmap fm;
-    rff_fmap_from_list(map, &fm);
-    int threads = rff_threads(threads_);
-    rff_check_real_matrix(x, "x");
+    int threads = rff_featurize_args(x, map, threads_, &fm);
     rff_check_real_matrix(beta, "beta");
     int n = Rf_nrows(x), D = fm.D, k = Rf_ncols(beta);
-    if (Rf_ncols(x) != fm.d)
-        Rf_error("`x` has %d columns but the map expects %d", Rf_ncols(x), fm.d);
     if (Rf_nrows(beta) != D) Rf_error("`beta` must have %d rows", D);
     int cs = chunk_rows(chunk_size, D, n);
     SEXP out = PROTECT(Rf_allocMatrix(REALSXP, n, k));

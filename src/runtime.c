@@ -1,7 +1,7 @@
-/* Threads and interrupts: how many threads a routine may start (one in a
-   forked child), and the interrupt checks of long loops (with a countdown
-   that the tests use to interrupt at a known point). Bottom layer, above
-   blas.c. */
+/* Threads and interrupts: how many threads a routine may start (at most
+   OMP_THREAD_LIMIT, one in a forked child), and the interrupt checks of
+   long loops (with a countdown that the tests use to interrupt at a known
+   point). Bottom layer, above blas.c. */
 #include "rff.h"
 #include <signal.h>
 #ifndef _WIN32
@@ -43,6 +43,10 @@ int rff_threads(SEXP threads)
 #ifdef _OPENMP
     int mx = omp_get_num_procs();
     if (nth > mx) nth = mx;
+    /* OMP_THREAD_LIMIT, as data.table's thread count honours it: OpenMP caps
+       rff's teams at it anyway, but not the BLAS threads given `threads` */
+    int limit = omp_get_thread_limit();
+    if (nth > limit) nth = limit;
     if (rff_in_forked_child()) nth = 1;
     return nth;
 #else

@@ -32,6 +32,40 @@ test_that("rff_blas_info() reports the BLAS and the threads a call uses", {
   expect_error(rff_blas_info(threads = 0), class = "rff_error")
 })
 
+test_that("OMP_THREAD_LIMIT caps the threads a call uses, and results do not change", {
+  set.seed(1)
+  x <- matrix(rnorm(2000 * 4), 2000, 4)
+  y <- cbind(sin(x[, 1]), x[, 2])
+  m <- rff_map(4, D = 200)
+  ref <- list(Z = rff_features(x, map = m, threads = 2),
+              s = rff_stats(x, y, map = m, chunk_size = 700, threads = 2),
+              p = predict(rff_ridge(x, y, map = m, lambda = 1e-3, threads = 2, progress = FALSE),
+                          x, threads = 2))
+  inputs <- tempfile(fileext = ".rds")
+  result <- tempfile(fileext = ".rds")
+  on.exit(unlink(c(inputs, result)))
+  saveRDS(list(x = x, y = y, m = m), inputs)
+  old <- Sys.getenv("OMP_THREAD_LIMIT", unset = NA)
+  Sys.setenv(OMP_THREAD_LIMIT = "1")
+  res <- run_child(sprintf('
+a <- readRDS(%s)
+saveRDS(list(threads = rff_blas_info(threads = 2)$threads,
+             Z = rff_features(a$x, map = a$m, threads = 2),
+             s = rff_stats(a$x, a$y, map = a$m, chunk_size = 700, threads = 2),
+             p = predict(rff_ridge(a$x, a$y, map = a$m, lambda = 1e-3, threads = 2,
+                                   progress = FALSE), a$x, threads = 2)), %s)
+cat("DONE\\n")
+', deparse(inputs), deparse(result)))
+  if (is.na(old)) Sys.unsetenv("OMP_THREAD_LIMIT") else Sys.setenv(OMP_THREAD_LIMIT = old)
+  expect_true(res$status == 0L && any(res$output == "DONE"),
+              label = paste(res$output, collapse = "\n"))
+  got <- readRDS(result)
+  expect_identical(got$threads, 1L)
+  expect_identical(got$Z, ref$Z)
+  expect_identical(got$s, ref$s)
+  expect_identical(got$p, ref$p)
+})
+
 test_that("under OpenBLAS results are identical for 1 and 2 threads and the BLAS setting is restored", {
   skip_on_os(c("windows", "mac"))
   if (!file.exists(file.path(openblas_dir, "libblas.so.3"))) {

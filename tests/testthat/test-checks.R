@@ -120,12 +120,12 @@ test_that("the C routines re-check what they rely on", {
   expect_error(.Call(rff:::C_rff_draw_map, list()))
   spec$kernel <- "gaussian"; spec$D <- 5L
   expect_error(.Call(rff:::C_rff_draw_map, spec))
-  expect_error(.Call(rff:::C_rff_kernel_spec, matrix(1, 2, 2), matrix(1, 2, 3),
+  expect_error(.Call(rff:::C_rff_kernel_exact, matrix(1, 2, 2), matrix(1, 2, 3),
                      list(kernel = "gaussian", lengthscale = 1, nu = 1.5)))
   expect_error(.Call(rff:::C_rff_halton, -1L, 2L, TRUE))
   # lengthscales that are not positive and finite
   for (l in list(0, -1, Inf, c(1, 0))) {
-    expect_error(.Call(rff:::C_rff_kernel_spec, matrix(1, 2, 2), matrix(1, 2, 2),
+    expect_error(.Call(rff:::C_rff_kernel_exact, matrix(1, 2, 2), matrix(1, 2, 2),
                        list(kernel = "gaussian", lengthscale = l, nu = 1.5)), "lengthscale")
     spec <- list(D = 4L, d = 2L, kernel = "gaussian", lengthscale = l, nu = 1.5,
                  variant = "pair")

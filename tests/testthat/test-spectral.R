@@ -103,7 +103,7 @@ test_that("what the user's functions return is validated", {
   expect_rff_error(rff_map(2, kernel = sinc, sampler = "orthogonal"), "sampler")
   expect_rff_error(rff_map(2, kernel = sinc, sampler = "qmc"), "sampler")
   # the C routines refuse what they cannot do with a user-defined kernel
-  expect_error(.Call(rff:::C_rff_kernel_spec, x, x, list(kernel = sinc, lengthscale = 1)))
+  expect_error(.Call(rff:::C_rff_kernel_exact, x, x, list(kernel = sinc, lengthscale = 1)))
   spec <- list(D = 4L, d = 2L, kernel = sinc, lengthscale = 1, nu = 1.5,
                variant = "pair", sampler = "qmc")
   expect_error(.Call(rff:::C_rff_draw_map, spec))
