@@ -44,7 +44,8 @@
 #'   the reference BLAS, or another single-threaded one), `blas_threads` (the
 #'   BLAS's own thread setting, used outside rff's calls), `threads` (the
 #'   threads a call with this `threads` uses: at most the number of
-#'   processors, and one in a forked child process), `split` (`"blas"` or
+#'   processors and OpenMP's thread limit (`OMP_THREAD_LIMIT`), and one in a
+#'   forked child process), `split` (`"blas"` or
 #'   `"blocks"`, as above) and `forked` (whether this process is a forked
 #'   child of the one that loaded rff).
 #' @examples
