@@ -63,21 +63,34 @@ glm_response <- function(y, family, n) {
   list(y = as.double(y), K = 1L, levels = NULL, family = "poisson")
 }
 
-# The deviance contribution 2 (l_i - l_i(saturated)) of each row at eta
-# (n x K), for the response y of the problem.
-glm_row_deviance <- function(family, y, eta) {
+# The loss l_i of each row at eta (n x K) and its derivative dl_i / deta
+# (n x K), as the pass in C (src/glm.c) computes them: log(1 + e^eta) - y eta
+# (binomial), e^eta - y eta (Poisson), log(sum_k e^eta_k) - eta_y
+# (multinomial).
+glm_row_loss <- function(family, y, eta) {
   if (family == "binomial") {
     e <- eta[, 1L]
-    return(2 * (log1pexp(e) - y * e))
+    return(list(loss = log1pexp(e) - y * e, grad = matrix(stats::plogis(e) - y)))
   }
   if (family == "poisson") {
     e <- eta[, 1L]
     mu <- exp(e)
-    return(2 * (mu - y * e - poisson_saturated(y)))
+    return(list(loss = mu - y * e, grad = matrix(mu - y)))
   }
-  m <- apply(eta, 1L, max)
-  lse <- m + log(rowSums(exp(eta - m)))
-  2 * (lse - eta[cbind(seq_len(nrow(eta)), y)])
+  i <- cbind(seq_len(nrow(eta)), y)
+  m <- eta[cbind(seq_len(nrow(eta)), max.col(eta, ties.method = "first"))]
+  P <- exp(eta - m)
+  s <- rowSums(P)
+  P <- P / s
+  P[i] <- P[i] - 1
+  list(loss = m + log(s) - eta[i], grad = P)
+}
+
+# The deviance contribution 2 (l_i - l_i(saturated)) of each row at eta
+# (n x K), for the response y of the problem.
+glm_row_deviance <- function(family, y, eta) {
+  l <- glm_row_loss(family, y, eta)$loss
+  2 * (if (family == "poisson") l - poisson_saturated(y) else l)
 }
 
 # The Poisson loss mu - y log(mu) at the saturated model mu = y.

@@ -13,14 +13,40 @@ precond_rows <- function(n, D) min(n, max(2000L, D))
 # (0/1, counts or class codes 1..K), offset (NULL or n x K), weights (NULL
 # or n), the map, and the features cached in memory when n * D doubles fit
 # in `cache_mb` megabytes (NULL otherwise: every pass featurizes again).
+# With `reduce` and cached features of fewer rows than features, the
+# problem is solved in the span of the rows: every gradient of the
+# objective, Z'R / W + lambda B, lies in it, so from B = 0 every iterate of
+# the solver does too, and with an orthonormal basis V of it (row_basis())
+# the features become X = Z V (n x r, r <= n) and B = V theta, with the
+# same loss and penalty (|B| = |theta|). `basis` is V (NULL otherwise); the
+# passes are then products with X in R (glm_pass()).
 glm_problem <- function(x, y, family, K, offset, weights, map, chunk_size, threads,
-                        cache_mb, intercept = TRUE) {
+                        cache_mb, intercept = TRUE, reduce = FALSE) {
   n <- nrow(x)
   Z <- if (8 * as.double(n) * map$D <= cache_mb * 2^20) .Call(C_rff_features, x, map, threads)
+  cached <- !is.null(Z)
+  basis <- NULL
+  if (reduce && cached && n < map$D) {
+    b <- row_basis(Z, threads)
+    Z <- b$X
+    basis <- b$V
+  }
   w <- if (is.null(weights)) rep(1, n) else weights
   list(x = x, Z = Z, y = y, family = family, K = K, offset = offset, weights = weights,
-       w = w, W = sum(w), map = map, n = n, D = map$D, chunk_size = chunk_size,
-       threads = threads, intercept = intercept, cached = !is.null(Z))
+       w = w, W = sum(w), map = map, n = n, D = if (is.null(basis)) map$D else ncol(Z),
+       chunk_size = chunk_size, threads = threads, intercept = intercept, cached = cached,
+       basis = basis)
+}
+
+# Coefficients ((r + 1) x K x L, first row the intercepts) of a problem
+# solved in the span of its rows, as coefficients of the features.
+lift_coef <- function(coef, basis) {
+  if (is.null(basis)) return(coef)
+  d <- dim(coef)
+  out <- array(0, c(nrow(basis) + 1L, d[2L], d[3L]))
+  out[1L, , ] <- coef[1L, , ]
+  out[-1L, , ] <- basis %*% matrix(coef[-1L, , ], d[1L] - 1L)
+  out
 }
 
 # One pass at coefficients theta ((D + 1) x K, first row the intercepts),
@@ -28,6 +54,16 @@ glm_problem <- function(x, y, family, K, offset, weights, map, chunk_size, threa
 # sum w_i l_i, its gradient and eta (n x K).
 glm_pass <- function(prob, theta, w = prob$weights) {
   B <- theta[-1L, , drop = FALSE]
+  if (!is.null(prob$basis)) {
+    # the features in the span of the rows (glm_problem())
+    eta <- prob$Z %*% B + rep(theta[1L, ], each = prob$n)
+    if (!is.null(prob$offset)) eta <- eta + prob$offset
+    if (is.null(w)) w <- prob$w
+    l <- glm_row_loss(prob$family, prob$y, eta)
+    R <- l$grad * w
+    return(list(loss = sum(w * l$loss), grad = crossprod(prob$Z, R), grad0 = colSums(R),
+                eta = eta))
+  }
   .Call(C_rff_glm_pass, if (is.null(prob$Z)) prob$x, prob$Z, prob$map, prob$y,
         prob$family, prob$offset, w, B, theta[1L, ], prob$chunk_size, prob$threads, TRUE)
 }

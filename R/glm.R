@@ -244,11 +244,11 @@ glm_auto_lengthscale <- function(g, mm) {
   m <- list(x = g$x[rows, , drop = FALSE], y = Y, weights = w, map = mm$map,
             candidates = mm$candidates, median = mm$median)
   path <- list(lambda = NULL, nlambda = 50L, ratio = 1e-6)
-  fit_rows <- function(map, r) {
-    ridge_rows_fit(m, map, r, path, TRUE, g$chunk_size, g$threads, "loo")
+  fit_rows <- function(map, r, ...) {
+    ridge_rows_fit(m, map, r, path, TRUE, g$chunk_size, g$threads, "loo", ...)
   }
   s <- select_lengthscale(m, fit_rows)
-  s$fit <- NULL
+  s$fit <- s$eig <- NULL
   s$criterion <- "ridge LOO"
   s
 }
@@ -258,7 +258,7 @@ glm_auto_lengthscale <- function(g, mm) {
 # path, the preconditioner and the CV.
 glm_fit_candidate <- function(g, map, foldid, measure, stop_early = FALSE) {
   prob <- glm_problem(g$x, g$y, g$family, g$K, g$offset, g$weights, map, g$chunk_size,
-                      g$threads, g$cache_mb, g$intercept)
+                      g$threads, g$cache_mb, g$intercept, reduce = TRUE)
   theta0 <- matrix(0, prob$D + 1L, g$K)
   if (g$intercept) theta0[1L, ] <- glm_start(prob, prob$w)
   P <- glm_precond(prob, theta0, if (is.null(g$path$lambda)) 2L else length(g$path$lambda))
@@ -298,10 +298,11 @@ glm_result <- function(g, r, measure, best = NULL) {
   eta <- glm_pass(prob, theta)$eta
   dev <- 2 * (full$loss - saturated_loss(g$family, g$y, prob$w))
   null_dev <- glm_null_deviance(prob)
+  full$coef <- lift_coef(full$coef, prob$basis)
   coef <- full$coef[-1L, , , drop = FALSE]
   a0 <- matrix(full$coef[1L, , ], g$K, L)
   if (g$K == 1L) {
-    coef <- matrix(coef, prob$D, L)
+    coef <- matrix(coef, prob$map$D, L)
     a0 <- drop(a0)
   } else {
     dimnames(coef) <- list(NULL, g$resp$levels, NULL)

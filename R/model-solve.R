@@ -24,12 +24,34 @@ normal_equations <- function(s) {
   }
 }
 
+# The normal equations of normal_equations() from the features Z (n x D) of
+# the rows themselves, with responses y (n x q) and weights w (NULL: all 1),
+# without the D x D matrix A = Zc'WZc (NULL here), which only a path solved
+# by its thin eigenproblem (thin_eigen() of the same Z) can do without;
+# `trace` is trace(A), for lambda_values().
+dual_system <- function(Z, y, w, intercept) {
+  n <- nrow(Z)
+  wv <- if (is.null(w)) rep(1, n) else w
+  W <- sum(wv)
+  zbar <- ybar <- NULL
+  if (intercept) {
+    zbar <- colSums(Z * wv) / W
+    ybar <- colSums(y * wv) / W
+    Z <- Z - rep(zbar, each = n)
+    y <- y - rep(ybar, each = n)
+  }
+  list(A = NULL, trace = sum(wv * Z^2), b = crossprod(Z, y * wv), yy = colSums(wv * y^2),
+       zbar = zbar, ybar = ybar, n = if (is.null(w)) n else sum(w > 0), w = W)
+}
+
 # The lambda values of a path from check_path(): those given, or `nlambda`
 # log-spaced decreasing values from trace(A) / w down to `ratio` times that
-# (w: the total weight, n without weights).
-lambda_values <- function(path, A, w) {
+# (w: the total weight, n without weights); `trace`, when given, is trace(A)
+# (the normal equations of dual_system() have no A).
+lambda_values <- function(path, A, w, trace = NULL) {
   if (!is.null(path$lambda)) return(path$lambda)
-  lmax <- sum(diag(A)) / w
+  if (is.null(trace)) trace <- sum(diag(A))
+  lmax <- trace / w
   if (!(lmax > 0)) lmax <- 1
   lmax * exp(seq(0, log(path$ratio), length.out = path$nlambda))
 }
@@ -41,7 +63,7 @@ lambda_values <- function(path, A, w) {
 solve_path <- function(sys, lambda, eig = NULL) {
   A <- sys$A
   n <- if (is.null(sys$w)) sys$n else sys$w
-  D <- nrow(A)
+  D <- nrow(sys$b)
   q <- ncol(sys$b)
   L <- length(lambda)
   beta <- array(0, c(D, q, L))
@@ -113,6 +135,17 @@ thin_eigen <- function(Z, zbar, w, rows = FALSE, threads = 1L) {
     out$rows <- P
   }
   out
+}
+
+# An orthonormal basis V (D x r) of the span of the rows of Z (n x D, fewer
+# rows than features) and the rows in it, X = Z V (n x r): the span from the
+# n x n matrix ZZ' = U S U' (thin_eigen(), which drops eigenvalues below
+# 1e-12 of the largest), made orthonormal to rounding by a QR factorization
+# (Z'U S^-1/2 alone loses digits in the directions of the smallest s).
+row_basis <- function(Z, threads = 1L) {
+  e <- thin_eigen(Z, NULL, NULL, threads = threads)
+  V <- qr.Q(qr(e$vectors, LAPACK = TRUE))
+  list(X = Z %*% V, V = V)
 }
 
 singular_abort <- function(lambda) {

@@ -5,15 +5,23 @@
 # of `path` (from check_path()), the best by GCV, or, when `loo` gives rows
 # (x, y, weights, chunk_size, threads) and the path has several values, by
 # leave-one-out cross-validation on those rows. `features` (Z and the
-# weights of all rows), when given, solve the path's eigenproblem on n x n
-# (thin_eigen()). The normal equations are kept, so that predict() can
-# solve at any other lambda exactly.
+# weights of all rows, or `eig`, their thin eigenproblem already solved),
+# when given, solve the path's eigenproblem on n x n (thin_eigen()). The
+# normal equations are kept, so that predict() can solve at any other
+# lambda exactly.
 ridge_from_stats <- function(stats, path, loo = NULL, features = NULL) {
-  sys <- normal_equations(stats)
-  lambda <- lambda_values(path, sys$A, sys$w)
+  ridge_path_fit(normal_equations(stats), stats, path, loo, features)
+}
+
+# The fit of ridge_from_stats() from the normal equations `sys` (of
+# normal_equations() or dual_system()), and `stats` for the map, the number
+# of rows, the intercept and the response names.
+ridge_path_fit <- function(sys, stats, path, loo = NULL, features = NULL) {
+  lambda <- lambda_values(path, sys$A, sys$w, sys$trace)
   eig <- if (!is.null(features) && length(lambda) > 1L) {
-    thin_eigen(features$Z, sys$zbar, features$w, rows = isTRUE(loo$rows_are_features),
-               threads = features$threads)
+    if (!is.null(features$eig)) features$eig else
+      thin_eigen(features$Z, sys$zbar, features$w, rows = isTRUE(loo$rows_are_features),
+                 threads = features$threads)
   }
   p <- solve_path(sys, lambda, eig)
   n <- stats$n
@@ -52,22 +60,28 @@ ridge_from_stats <- function(stats, path, loo = NULL, features = NULL) {
     dimnames(fit$rss) <- dimnames(fit$gcv) <- list(NULL, resp)
     names(fit$tss) <- resp
   }
+  if (is.null(sys$A)) fit$eigen <- eig
   class(fit) <- c("rff_ridge", "rff_fit")
   fit
 }
 
 # The ridge fit of rows `rows` of the prepared data `m` (x, y, weights) at
 # `map` over the lambda path `path`, lambda_best by `criterion` (LOO: on
-# at most 5,000 of the rows).
+# at most 5,000 of the rows). With fewer rows than features and a path of
+# several values, the path's eigenproblem is solved on n x n; then with
+# `score_only` the fit is made from the features alone (dual_system(): no
+# D x D statistics, so it keeps no normal equations and cannot predict at
+# other lambdas; its `eigen` can be handed back as `eig` to the full fit
+# of the same rows and map, which then solves no eigenproblem).
 ridge_rows_fit <- function(m, map, rows, path, intercept, chunk_size, threads, criterion,
-                           progress = FALSE) {
+                           progress = FALSE, score_only = FALSE, eig = NULL) {
   x <- m$x[rows, , drop = FALSE]
   y <- m$y[rows, , drop = FALSE]
   w <- if (is.null(m$weights)) NULL else m$weights[rows]
-  stats <- accumulate_stats(x, y, map, intercept, chunk_size, threads, progress, w)
-  # fewer rows than features: the path's eigenproblem is solved on n x n
-  features <- if (nrow(x) <= map$D && length(path$lambda) != 1L) {
-    list(Z = .Call(C_rff_features, x, map, threads), w = w, threads = threads)
+  thin <- nrow(x) <= map$D && length(path$lambda) != 1L
+  features <- if (thin) {
+    list(Z = if (is.null(eig)) .Call(C_rff_features, x, map, threads), w = w,
+         threads = threads, eig = eig)
   }
   loo <- NULL
   if (criterion == "loo") {
@@ -77,15 +91,25 @@ ridge_rows_fit <- function(m, map, rows, path, intercept, chunk_size, threads, c
                 chunk_size = chunk_size, threads = threads,
                 rows_are_features = !is.null(features) && length(i) == nrow(x))
   }
+  several <- length(path$lambda) > 1L || (is.null(path$lambda) && path$nlambda > 1L)
+  if (score_only && thin && several) {
+    sys <- dual_system(features$Z, y, w, intercept)
+    s <- list(map = map, n = if (is.null(w)) nrow(x) else sum(w > 0), intercept = intercept,
+              response = colnames(y))
+    return(ridge_path_fit(sys, s, path, loo, features))
+  }
+  stats <- accumulate_stats(x, y, map, intercept, chunk_size, threads, progress, w)
   ridge_from_stats(stats, path, loo, features)
 }
 
 # lengthscale = "auto" in rff_ridge(): every candidate rescales the same
 # base draws (common random numbers) and is fitted over the lambda path by
-# `fit_rows(map, rows)`; the one whose path reaches the smallest criterion
-# (LOO or GCV) wins. On more than 10,000 rows the candidates are scored on a
-# random subsample (auto_rows()) and the winner is refitted on all rows;
-# otherwise its fit is returned as `fit`.
+# `fit_rows(map, rows, score_only = TRUE)`; the one whose path reaches the
+# smallest criterion (LOO or GCV) wins. On more than 10,000 rows the
+# candidates are scored on a random subsample (auto_rows()) and the winner
+# is refitted on all rows; otherwise its fit is returned as `fit`, or, when
+# it was scored from its features alone (fewer rows than features), its
+# eigenproblem as `eig` for the refit.
 select_lengthscale <- function(m, fit_rows) {
   n <- nrow(m$x)
   k <- length(m$candidates)
@@ -96,7 +120,7 @@ select_lengthscale <- function(m, fit_rows) {
   best_fit <- NULL
   crit <- NULL
   for (i in seq_len(k)) {
-    f <- fit_rows(rescale_map(m$map, m$candidates[[i]]), sub)
+    f <- fit_rows(rescale_map(m$map, m$candidates[[i]]), sub, score_only = TRUE)
     crit <- f$criterion
     g <- if (crit == "LOO") f$loo else f$gcv
     g <- if (is.matrix(g)) rowSums(g) else g
@@ -107,6 +131,10 @@ select_lengthscale <- function(m, fit_rows) {
   best <- which.min(score)
   table <- search_table(m$candidates, auto_multipliers[seq_len(k)], lambda_best, score,
                         tolower(crit))
+  # a fit scored from the features alone is refitted with its statistics,
+  # without solving its eigenproblem again
+  scored <- !is.null(best_fit) && is.null(best_fit$normal$A)
   list(best = best, rows = length(sub), median = m$median, criterion = crit,
-       table = table, fit = if (length(sub) == n) best_fit else NULL)
+       table = table, fit = if (length(sub) == n && !scored) best_fit else NULL,
+       eig = if (scored) best_fit$eigen else NULL)
 }

@@ -208,9 +208,9 @@ rff_ridge.default <- function(x, y, lambda = NULL, map = NULL, intercept = TRUE,
   check_stats_memory(m$map$D, 4, !is.null(map))
   chunk_size <- check_chunk_size(chunk_size, m$map$D)
   search <- NULL
-  fit_rows <- function(map, rows) {
+  fit_rows <- function(map, rows, ...) {
     ridge_rows_fit(m, map, rows, a$path, a$intercept, chunk_size, a$threads, criterion,
-                   a$progress)
+                   a$progress, ...)
   }
   n <- nrow(m$x)
   if (is.null(m$candidates)) {
@@ -218,8 +218,11 @@ rff_ridge.default <- function(x, y, lambda = NULL, map = NULL, intercept = TRUE,
   } else {
     search <- select_lengthscale(m, fit_rows)
     fit <- search$fit
-    if (is.null(fit)) fit <- fit_rows(rescale_map(m$map, m$candidates[[search$best]]), seq_len(n))
-    search$fit <- NULL
+    if (is.null(fit)) {
+      fit <- fit_rows(rescale_map(m$map, m$candidates[[search$best]]), seq_len(n),
+                      eig = search$eig)
+    }
+    search$fit <- search$eig <- NULL
   }
   fit <- add_fitted(fit, m$x, m$y, chunk_size, a$threads, m$offset)
   fit <- add_model_info(fit, m, search)

@@ -381,3 +381,59 @@ test_that("print, summary, plot and the confusion table", {
   expect_silent(plot(cv))
   expect_equal(unname(cv$cvm[cv$best[1], cv$best[2]]), max(cv$cvm))
 })
+
+test_that("a problem solved in the span of its rows has the C pass's loss, gradient and eta", {
+  set.seed(31)
+  n <- 40
+  x <- matrix(rnorm(2 * n), n, 2)
+  m <- rff_map(2, D = 120, lengthscale = 1)
+  w <- runif(n)
+  cases <- list(binomial = list(y = as.double(x[, 1] > 0), K = 1L, off = matrix(0.3, n, 1L)),
+                poisson = list(y = rpois(n, 2), K = 1L, off = matrix(-0.2, n, 1L)),
+                multinomial = list(y = sample(1:3, n, TRUE), K = 3L, off = NULL))
+  for (fam in names(cases)) {
+    cs <- cases[[fam]]
+    full <- rff:::glm_problem(x, cs$y, fam, cs$K, cs$off, w, m, 256L, 1L, Inf)
+    red <- rff:::glm_problem(x, cs$y, fam, cs$K, cs$off, w, m, 256L, 1L, Inf, reduce = TRUE)
+    expect_null(full$basis)
+    V <- red$basis
+    r <- ncol(V)
+    expect_true(nrow(V) == 120L && r <= n && r > n / 2)
+    expect_identical(red$D, r)
+    # an orthonormal basis of the rows' span, and the rows in it
+    expect_equal(crossprod(V), diag(r), tolerance = 1e-13)
+    expect_equal(red$Z, full$Z %*% V, tolerance = 1e-13)
+    expect_equal(full$Z %*% tcrossprod(V), full$Z, tolerance = 1e-6)
+    theta <- rbind(rnorm(cs$K), matrix(rnorm(r * cs$K, sd = 0.3), r, cs$K))
+    a <- rff:::glm_pass(red, theta, red$w)
+    b <- rff:::glm_pass(full, rff:::lift_coef(array(theta, c(dim(theta), 1L)), V)[, , 1L],
+                        full$w)
+    expect_equal(a$loss, b$loss, tolerance = 1e-12)
+    expect_equal(a$grad0, b$grad0, tolerance = 1e-12)
+    expect_equal(unname(a$eta), unname(b$eta), tolerance = 1e-12)
+    # the gradient in the span: V' times the features' gradient
+    expect_equal(unname(a$grad), unname(crossprod(V, b$grad)), tolerance = 1e-10)
+  }
+})
+
+test_that("fits in the span of the rows equal the streamed fits of the whole feature space", {
+  set.seed(32)
+  n <- 60
+  x <- matrix(rnorm(2 * n), n, 2)
+  y <- factor(ifelse(rowSums(x^2) > 1.4, "out", "in"))
+  m <- rff_map(2, D = 200, lengthscale = 1)
+  tight <- list(epsilon = 1e-12, maxit = 2000)
+  # cache_mb = 0 streams every pass over the D = 200 features; the default
+  # caches them and solves in the span of the 60 rows
+  streamed <- rff_glm(x, y, map = m, lambda = c(0.1, 0.01), standardize = FALSE,
+                      cache_mb = 0, control = tight, progress = FALSE, foldid = rep(1:3, 20))
+  cached <- rff_glm(x, y, map = m, lambda = c(0.1, 0.01), standardize = FALSE,
+                    control = tight, progress = FALSE, foldid = rep(1:3, 20))
+  expect_false(streamed$cached)
+  expect_true(cached$cached)
+  expect_equal(coef(cached, lambda = 0.01), coef(streamed, lambda = 0.01), tolerance = 1e-5)
+  expect_equal(cached$deviance, streamed$deviance, tolerance = 1e-8)
+  expect_equal(cached$cvm, streamed$cvm, tolerance = 1e-6)
+  expect_equal(predict(cached, x[1:5, ], type = "response"),
+               predict(streamed, x[1:5, ], type = "response"), tolerance = 1e-7)
+})

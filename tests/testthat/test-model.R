@@ -299,3 +299,53 @@ test_that("log1pexp() is log(1 + exp(t)) over the whole line", {
   expect_equal(rff:::log1pexp(t), ref, tolerance = 1e-15)
   expect_identical(rff:::log1pexp(-800), 0)
 })
+
+test_that("the normal equations from the rows' features equal those from the statistics", {
+  set.seed(33)
+  n <- 30
+  x <- matrix(rnorm(2 * n), n, 2)
+  y <- cbind(a = x[, 1] + rnorm(n), b = rnorm(n, 5))
+  m <- rff_map(2, D = 50, lengthscale = 1)
+  Z <- rff_features(x, map = m)
+  for (w in list(NULL, c(rep(0, 5), runif(n - 5)))) {
+    for (icpt in c(TRUE, FALSE)) {
+      s <- rff::rff_stats(x, y, m, intercept = icpt, weights = w)
+      ref <- rff:::normal_equations(s)
+      got <- rff:::dual_system(unclass(Z)[, , drop = FALSE], y, w, icpt)
+      expect_null(got$A)
+      expect_equal(got$trace, sum(diag(ref$A)), tolerance = 1e-12)
+      for (f in c("b", "yy", "zbar", "ybar", "w")) {
+        expect_equal(unname(got[[f]]), unname(ref[[f]]), tolerance = 1e-11, info = f)
+      }
+      expect_identical(got$n, ref$n)
+    }
+  }
+})
+
+test_that("ridge fits scored from their features equal full fits, and hand their eigenproblem on", {
+  set.seed(34)
+  n <- 80
+  x <- matrix(rnorm(2 * n), n, 2)
+  y <- sin(2 * x[, 1]) + rnorm(n, sd = 0.1)
+  w <- runif(n)
+  md <- list(x = x, y = matrix(y), weights = w)
+  m <- rff_map(2, D = 150, lengthscale = 1.3)
+  path <- rff:::check_path(NULL, 20, 1e-6)
+  fit <- function(...) rff:::ridge_rows_fit(md, m, seq_len(n), path, TRUE, 256L, 1L, "loo", ...)
+  full <- fit()
+  scored <- fit(score_only = TRUE)
+  expect_null(scored$normal$A)
+  for (f in c("lambda", "loo", "gcv", "df", "rss", "lambda_best")) {
+    expect_equal(scored[[f]], full[[f]], tolerance = 1e-9, info = f)
+  }
+  # the coefficients of the smallest lambdas are ill-conditioned (their
+  # rounding errors grow as 1 / lambda): compare the first half of the path
+  half <- 1:10
+  expect_equal(scored$coefficients[, half], full$coefficients[, half], tolerance = 1e-8)
+  expect_equal(scored$intercept[half], full$intercept[half], tolerance = 1e-8)
+  # the full fit from the scored fit's eigenproblem: no featurization, the same fit
+  again <- fit(eig = scored$eigen)
+  expect_equal(again$loo, full$loo, tolerance = 1e-9)
+  expect_equal(again$normal, full$normal, tolerance = 1e-12)
+  expect_equal(again$coefficients[, half], full$coefficients[, half], tolerance = 1e-8)
+})
