@@ -55,13 +55,17 @@ demo: install
 
 # rff against the plain-R idiom, bases and scikit-learn, under the default
 # BLAS and OpenBLAS, and rff_glm() against glmnet and kernlab (bench/glm.R,
-# hours: bench/RESULTS-glm.md); prints the tables and writes bench/RESULTS.md
+# hours: bench/RESULTS-glm.md); prints the tables and writes bench/RESULTS.md;
+# then every fit with its defaults against cv.glmnet, ksvm and ranger on small
+# data sets, under both BLAS (bench/defaults.R: bench/RESULTS-defaults.md;
+# BENCH_DEFAULTS_LARGE=1 adds diamonds and LetterRecognition)
 bench: install
 	@bash bench/setup.sh
 	Rscript bench/threads.R
 	Rscript bench/auto.R
 	Rscript bench/glm.R
 	Rscript bench/bench.R
+	Rscript bench/defaults.R --openblas
 
 clean:
 	rm -rf .build rff.Rcheck rff_*.tar.gz src/*.o src/*.so

@@ -17,7 +17,7 @@ have_cmd qpdf     || need_deb+=(qpdf)
 have_cmd tidy     || need_deb+=(tidy)
 have_cmd pdflatex || need_deb+=(texlive-latex-base texlive-latex-recommended texlive-fonts-recommended)
 
-r_pkgs=(testthat knitr rmarkdown roxygen2 ggplot2 MASS nnet glmnet kernlab mlbench future future.apply ${RFF_EXTRA_RPKGS:-})
+r_pkgs=(testthat knitr rmarkdown roxygen2 ggplot2 MASS nnet glmnet kernlab mlbench ranger future future.apply ${RFF_EXTRA_RPKGS:-})
 need_r=()
 for p in "${r_pkgs[@]}"; do have_rpkg "$p" || need_r+=("$p"); done
 
