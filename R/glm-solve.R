@@ -176,7 +176,7 @@ glm_precond <- function(prob, theta0, nlambda = 2L) {
     P$values <- thin$values
     P$vectors <- thin$vectors
     P$thin <- TRUE
-  } else if (length(mu) == 1L && nlambda == 1L) {
+  } else if (length(mu) == 1L && nlambda == 1L && is.null(prob$basis)) {
     # one lambda, one class: a Cholesky factor (a third of the
     # eigendecomposition's flops), made at the first use
     P$C <- C
@@ -225,7 +225,8 @@ precond_apply <- function(P, g, lambda) {
     return(out)
   }
   gB <- gr[-1L, , drop = FALSE]
-  u <- crossprod(P$vectors, gB)
+  # no vectors: the features' basis is the eigenvectors themselves
+  u <- if (is.null(P$vectors)) gB else crossprod(P$vectors, gB)
   den <- outer(P$values, P$mu) + lambda
   v <- ifelse(den > 0, u / den, 0)
   if (isTRUE(P$thin)) {
@@ -233,7 +234,7 @@ precond_apply <- function(P, g, lambda) {
     l0 <- max(lambda, 1e-12 * max(P$values, 1e-300))
     out[-1L, ] <- P$vectors %*% (v - u / l0) + gB / l0
   } else {
-    out[-1L, ] <- P$vectors %*% v
+    out[-1L, ] <- if (is.null(P$vectors)) v else P$vectors %*% v
   }
   out %*% t(P$U)
 }

@@ -262,6 +262,14 @@ glm_fit_candidate <- function(g, map, foldid, measure, stop_early = FALSE) {
   theta0 <- matrix(0, prob$D + 1L, g$K)
   if (g$intercept) theta0[1L, ] <- glm_start(prob, prob$w)
   P <- glm_precond(prob, theta0, if (is.null(g$path$lambda)) 2L else length(g$path$lambda))
+  if (!is.null(prob$basis)) {
+    # in the span of the rows, turn the basis to the preconditioner's
+    # eigenvectors: it becomes diagonal
+    prob$Z <- prob$Z %*% P$vectors
+    prob$basis <- prob$basis %*% P$vectors
+    P$zbar <- drop(crossprod(P$vectors, P$zbar))
+    P$vectors <- NULL
+  }
   lambda <- glm_lambda_values(g$path, P)
   if (is.null(foldid)) {
     full <- glm_path(prob, lambda, P, g$control)

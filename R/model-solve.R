@@ -83,12 +83,13 @@ solve_path <- function(sys, lambda, eig = NULL) {
     e <- if (is.null(eig)) .Call(C_rff_ridge_eigen, A) else eig
     s <- pmax(e$values, 0)
     V <- e$vectors
-    u <- crossprod(V, sys$b)
+    # no vectors: a path scored from its thin eigenproblem (thin_scores())
+    u <- if (is.null(V)) e$u else crossprod(V, sys$b)
     for (i in seq_len(L)) {
       den <- s + n * lambda[i]
       if (any(den <= 0)) singular_abort(lambda[i])
       w <- 1 / den
-      beta[, , i] <- V %*% (u * w)
+      if (!is.null(V)) beta[, , i] <- V %*% (u * w)
       df[i] <- sum(s * w)
       rss[i, ] <- sys$yy - colSums(u^2 * (w^2 * (s + 2 * n * lambda[i])))
     }
@@ -97,8 +98,11 @@ solve_path <- function(sys, lambda, eig = NULL) {
   eig <- if (L > 1L) list(values = s, vectors = V, u = u, rows = e$rows) else NULL
   intercept <- matrix(0, q, L)
   if (!is.null(sys$zbar)) {
-    for (i in seq_len(L)) {
-      intercept[, i] <- sys$ybar - drop(crossprod(matrix(beta[, , i], D, q), sys$zbar))
+    # a path scored without its vectors has no coefficients, nor intercepts
+    if (method == "cholesky" || !is.null(V)) {
+      for (i in seq_len(L)) {
+        intercept[, i] <- sys$ybar - drop(crossprod(matrix(beta[, , i], D, q), sys$zbar))
+      }
     }
     df <- df + 1
   }
@@ -118,16 +122,14 @@ solve_path <- function(sys, lambda, eig = NULL) {
 # form: with (W^1/2 Zc)(W^1/2 Zc)' = U S U' and V = (W^1/2 Zc)' U S^-1/2,
 # they are the rows of U S^1/2 / sqrt(w_i) (NA for rows of weight 0, whose
 # projections it does not determine).
-thin_eigen <- function(Z, zbar, w, rows = FALSE, threads = 1L) {
-  Zc <- if (is.null(zbar)) Z else Z - rep(zbar, each = nrow(Z))
-  if (!is.null(w)) Zc <- Zc * sqrt(w)
+thin_eigen <- function(Z, zbar, w, rows = FALSE, threads = 1L, vectors = TRUE) {
+  Zc <- weighted_centred(Z, zbar, w)
   e <- eigen(.Call(C_rff_ridge_thin_products, Zc, NULL, threads), symmetric = TRUE)
   keep <- e$values > max(e$values, 0) * 1e-12
   s <- e$values[keep]
   U <- e$vectors[, keep, drop = FALSE]
-  V <- .Call(C_rff_ridge_thin_products, Zc, U, threads)
-  V <- V / rep(sqrt(s), each = nrow(V))
-  out <- list(values = s, vectors = V)
+  out <- list(values = s, vectors = NULL, left = U)
+  if (vectors) out$vectors <- thin_vectors(Zc, U, s, threads)
   if (rows) {
     P <- U * rep(sqrt(s), each = nrow(U))
     if (!is.null(w)) P <- P / sqrt(w)
@@ -135,6 +137,31 @@ thin_eigen <- function(Z, zbar, w, rows = FALSE, threads = 1L) {
     out$rows <- P
   }
   out
+}
+
+# W^1/2 (Z - zbar) (zbar NULL: Z not centred; w NULL: unweighted).
+weighted_centred <- function(Z, zbar, w) {
+  Zc <- if (is.null(zbar)) Z else Z - rep(zbar, each = nrow(Z))
+  if (is.null(w)) Zc else Zc * sqrt(w)
+}
+
+# The eigenvectors V = (W^1/2 Zc)' U S^-1/2 (D x r) of the thin eigenproblem
+# from its left vectors U (n x r) and values s; Zc here already weighted.
+thin_vectors <- function(Zc, U, s, threads = 1L) {
+  V <- .Call(C_rff_ridge_thin_products, Zc, U, threads)
+  V / rep(sqrt(s), each = nrow(V))
+}
+
+# A path's thin eigenproblem without its D x r vectors (thin_eigen(vectors =
+# FALSE)), with what scoring the path needs: u = V'b = S^1/2 U' W^1/2 yc (the
+# responses y, centred by ybar when given, weights w or NULL), from which
+# solve_path() gets the residuals, degrees of freedom and leave-one-out
+# errors but no coefficients.
+thin_scores <- function(eig, y, ybar, w) {
+  yc <- if (is.null(ybar)) y else y - rep(ybar, each = nrow(y))
+  if (!is.null(w)) yc <- yc * sqrt(w)
+  eig$u <- crossprod(eig$left, yc) * sqrt(eig$values)
+  eig
 }
 
 # An orthonormal basis V (D x r) of the span of the rows of Z (n x D, fewer

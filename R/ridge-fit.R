@@ -19,9 +19,18 @@ ridge_from_stats <- function(stats, path, loo = NULL, features = NULL) {
 ridge_path_fit <- function(sys, stats, path, loo = NULL, features = NULL) {
   lambda <- lambda_values(path, sys$A, sys$w, sys$trace)
   eig <- if (!is.null(features) && length(lambda) > 1L) {
-    if (!is.null(features$eig)) features$eig else
-      thin_eigen(features$Z, sys$zbar, features$w, rows = isTRUE(loo$rows_are_features),
-                 threads = features$threads)
+    e <- features$eig
+    if (is.null(e)) {
+      e <- thin_eigen(features$Z, sys$zbar, features$w, rows = isTRUE(loo$rows_are_features),
+                      threads = features$threads)
+    }
+    if (is.null(e$vectors) && !is.null(sys$A)) {
+      # a scored eigenproblem handed on: the coefficients need its vectors
+      e$vectors <- thin_vectors(weighted_centred(features$Z, sys$zbar, features$w), e$left,
+                                e$values, features$threads)
+      e$u <- NULL
+    }
+    e
   }
   p <- solve_path(sys, lambda, eig)
   n <- stats$n
@@ -60,7 +69,11 @@ ridge_path_fit <- function(sys, stats, path, loo = NULL, features = NULL) {
     dimnames(fit$rss) <- dimnames(fit$gcv) <- list(NULL, resp)
     names(fit$tss) <- resp
   }
-  if (is.null(sys$A)) fit$eigen <- eig
+  if (is.null(sys$A)) {
+    # scored from the features alone: the criteria, no coefficients
+    fit$eigen <- eig
+    fit$coefficients <- fit$intercept <- NULL
+  }
   class(fit) <- c("rff_ridge", "rff_fit")
   fit
 }
@@ -70,9 +83,9 @@ ridge_path_fit <- function(sys, stats, path, loo = NULL, features = NULL) {
 # at most 5,000 of the rows). With fewer rows than features and a path of
 # several values, the path's eigenproblem is solved on n x n; then with
 # `score_only` the fit is made from the features alone (dual_system(): no
-# D x D statistics, so it keeps no normal equations and cannot predict at
-# other lambdas; its `eigen` can be handed back as `eig` to the full fit
-# of the same rows and map, which then solves no eigenproblem).
+# D x D statistics, no coefficients, only the criteria; it cannot predict),
+# and its `eigen` can be handed back as `eig` to the full fit of the same
+# rows and map, which then solves no eigenproblem.
 ridge_rows_fit <- function(m, map, rows, path, intercept, chunk_size, threads, criterion,
                            progress = FALSE, score_only = FALSE, eig = NULL) {
   x <- m$x[rows, , drop = FALSE]
@@ -80,7 +93,7 @@ ridge_rows_fit <- function(m, map, rows, path, intercept, chunk_size, threads, c
   w <- if (is.null(m$weights)) NULL else m$weights[rows]
   thin <- nrow(x) <= map$D && length(path$lambda) != 1L
   features <- if (thin) {
-    list(Z = if (is.null(eig)) .Call(C_rff_features, x, map, threads), w = w,
+    list(Z = if (is.null(eig$vectors)) .Call(C_rff_features, x, map, threads), w = w,
          threads = threads, eig = eig)
   }
   loo <- NULL
@@ -94,6 +107,12 @@ ridge_rows_fit <- function(m, map, rows, path, intercept, chunk_size, threads, c
   several <- length(path$lambda) > 1L || (is.null(path$lambda) && path$nlambda > 1L)
   if (score_only && thin && several) {
     sys <- dual_system(features$Z, y, w, intercept)
+    # no coefficients are needed to score: no D x r eigenvectors either,
+    # unless leave-one-out streams a subsample of the rows through them
+    rows <- isTRUE(loo$rows_are_features)
+    e <- thin_eigen(features$Z, sys$zbar, w, rows = rows, threads = threads,
+                    vectors = !is.null(loo) && !rows)
+    features$eig <- thin_scores(e, y, sys$ybar, w)
     s <- list(map = map, n = if (is.null(w)) nrow(x) else sum(w > 0), intercept = intercept,
               response = colnames(y))
     return(ridge_path_fit(sys, s, path, loo, features))

@@ -389,7 +389,7 @@ test_that("a problem solved in the span of its rows has the C pass's loss, gradi
   m <- rff_map(2, D = 120, lengthscale = 1)
   w <- runif(n)
   cases <- list(binomial = list(y = as.double(x[, 1] > 0), K = 1L, off = matrix(0.3, n, 1L)),
-                poisson = list(y = rpois(n, 2), K = 1L, off = matrix(-0.2, n, 1L)),
+                poisson = list(y = as.double(rpois(n, 2)), K = 1L, off = matrix(-0.2, n, 1L)),
                 multinomial = list(y = sample(1:3, n, TRUE), K = 3L, off = NULL))
   for (fam in names(cases)) {
     cs <- cases[[fam]]
@@ -406,8 +406,9 @@ test_that("a problem solved in the span of its rows has the C pass's loss, gradi
     expect_equal(full$Z %*% tcrossprod(V), full$Z, tolerance = 1e-6)
     theta <- rbind(rnorm(cs$K), matrix(rnorm(r * cs$K, sd = 0.3), r, cs$K))
     a <- rff:::glm_pass(red, theta, red$w)
-    b <- rff:::glm_pass(full, rff:::lift_coef(array(theta, c(dim(theta), 1L)), V)[, , 1L],
-                        full$w)
+    lifted <- rff:::lift_coef(array(theta, c(dim(theta), 1L)), V)
+    expect_identical(dim(lifted), c(121L, cs$K, 1L))
+    b <- rff:::glm_pass(full, matrix(lifted, 121L, cs$K), full$w)
     expect_equal(a$loss, b$loss, tolerance = 1e-12)
     expect_equal(a$grad0, b$grad0, tolerance = 1e-12)
     expect_equal(unname(a$eta), unname(b$eta), tolerance = 1e-12)
