@@ -116,16 +116,45 @@ heldout_sse <- function(s, p) {
   pmax(out, 0) / q
 }
 
-# The same from the held-out rows' features Z (and responses y, weights w):
-# cheaper than the statistics when the rows are fewer than the features.
-heldout_sse_rows <- function(Z, y, w, p) {
-  L <- length(p$lambda)
-  q <- dim(p$beta)[2L]
-  if (is.null(w)) w <- rep(1, nrow(Z))
-  out <- numeric(L)
-  for (r in seq_len(q)) {
-    pred <- Z %*% matrix(p$beta[, r, ], ncol = L) + rep(p$intercept[r, ], each = nrow(Z))
-    out <- out + colSums(w * (y[, r] - pred)^2)
+# The same for fewer rows than features, from the Gram matrix G = ZZ' of
+# all rows' features (n x n), the training rows `tr` and held-out rows `ho`,
+# responses y and weights w (NULL: all 1): the path is fitted in the dual.
+# The training rows' centred Gram matrix (Z_t - zbar)(Z_t - zbar)' and the
+# held-out rows' (Z_h - zbar)(Z_t - zbar)' are G less rank-one terms (with
+# a = Z_t zbar = G_tt w_t / W: G - a1' - 1a' + zbar'zbar), so a fold costs
+# one eigendecomposition W^1/2 Kc W^1/2 = U S U' and no product with the D
+# features. The coefficients V diag(1 / (s + W lambda)) u, V =
+# (W^1/2 Zc)' U S^-1/2, u = S^1/2 U' W^1/2 yc (thin_scores()), predict the
+# held-out rows through (Z_h - zbar) V = Kc_ht W^1/2 U S^-1/2.
+heldout_sse_gram <- function(G, tr, ho, y, w, lambda, intercept) {
+  nt <- length(tr)
+  wt <- if (is.null(w)) rep(1, nt) else w[tr]
+  wh <- if (is.null(w)) rep(1, length(ho)) else w[ho]
+  W <- sum(wt)
+  Kt <- G[tr, tr, drop = FALSE]
+  Kh <- G[ho, tr, drop = FALSE]
+  yt <- y[tr, , drop = FALSE]
+  ybar <- NULL
+  if (intercept) {
+    a <- drop(Kt %*% wt) / W
+    zz <- sum(wt * a) / W
+    Kh <- Kh - drop(Kh %*% wt) / W - rep(a, each = length(ho)) + zz
+    Kt <- Kt - a - rep(a, each = nt) + zz
+    ybar <- colSums(yt * wt) / W
   }
-  out / q
+  sw <- sqrt(wt)
+  e <- eigen(Kt * sw * rep(sw, each = nt), symmetric = TRUE)
+  keep <- e$values > max(e$values, 0) * 1e-12
+  eig <- thin_scores(list(values = e$values[keep], left = e$vectors[, keep, drop = FALSE]),
+                     yt, ybar, if (is.null(w)) NULL else wt)
+  Ph <- ((Kh * rep(sw, each = length(ho))) %*% eig$left) /
+    rep(sqrt(eig$values), each = length(ho))
+  Gl <- 1 / outer(eig$values, W * lambda, `+`)
+  out <- numeric(length(lambda))
+  for (r in seq_len(ncol(y))) {
+    pred <- Ph %*% (eig$u[, r] * Gl)
+    if (!is.null(ybar)) pred <- pred + ybar[r]
+    out <- out + colSums(wh * (y[ho, r] - pred)^2)
+  }
+  out / ncol(y)
 }

@@ -168,49 +168,57 @@ ridge_cv <- function(a, m, candidates, foldid, auto, chunk_size, cl) {
   pb <- progress_bar(a$progress && nl * k > 1L, nl * k)
   on.exit(pb$close(), add = TRUE)
   cvm <- cvsd <- NULL
-  best_total <- NULL
+  best <- NULL
   best_err <- Inf
   for (ci in seq_len(nl)) {
     mp <- rescale_map(m$map, candidates[[ci]])
-    fold_stats <- lapply(seq_len(k), function(j) {
-      r <- rows[[j]]
-      s <- accumulate_stats(x[r, , drop = FALSE], y[r, , drop = FALSE], mp, a$intercept,
-                            chunk_size, a$threads, FALSE, if (is.null(w)) NULL else w[r])
-      pb$set((ci - 1L) * k + j)
-      s
-    })
-    total <- combine_stats(fold_stats)
-    # fewer rows than features: each fold's eigenproblem on n x n
+    # fewer rows than features: each fold scored in the dual from the Gram
+    # matrix of the rows' features (heldout_sse_gram()); otherwise from the
+    # folds' statistics
     Zall <- if (n <= mp$D) .Call(C_rff_features, x, mp, a$threads)
+    G <- if (!is.null(Zall)) .Call(C_rff_ridge_thin_products, Zall, NULL, a$threads)
+    if (is.null(Zall)) {
+      fold_stats <- lapply(seq_len(k), function(j) {
+        r <- rows[[j]]
+        s <- accumulate_stats(x[r, , drop = FALSE], y[r, , drop = FALSE], mp, a$intercept,
+                              chunk_size, a$threads, FALSE, if (is.null(w)) NULL else w[r])
+        pb$set((ci - 1L) * k + j)
+        s
+      })
+      total <- combine_stats(fold_stats)
+      wj <- vapply(fold_stats, stats_wsum, numeric(1))
+    } else {
+      total <- NULL
+      wj <- vapply(rows, function(r) if (is.null(w)) length(r) else sum(w[r]), numeric(1))
+    }
     # the path of the first lengthscale serves all of them
     if (is.null(lambda)) {
-      sys <- normal_equations(total)
-      lambda <- lambda_values(a$path, sys$A, sys$w)
+      sys <- if (is.null(Zall)) normal_equations(total) else
+        dual_system(Zall, y, w, a$intercept)
+      lambda <- lambda_values(a$path, sys$A, sys$w, sys$trace)
     }
     if (is.null(cvm)) cvm <- cvsd <- matrix(NA_real_, length(lambda), nl)
     # held-out (weighted) sum of squared errors, folds x lambda
     sse <- t(vapply(seq_len(k), function(j) {
-      train <- combine_stats(list(total, fold_stats[[j]]), sign = c(1, -1))
-      sys <- normal_equations(train)
-      eig <- if (!is.null(Zall) && length(lambda) > 1L) {
-        tr <- -rows[[j]]
-        thin_eigen(Zall[tr, , drop = FALSE], sys$zbar, if (is.null(w)) NULL else w[tr],
-                   threads = a$threads)
-      }
-      p <- solve_path(sys, lambda, eig)
-      if (is.null(Zall)) return(heldout_sse(fold_stats[[j]], p))
       r <- rows[[j]]
-      heldout_sse_rows(Zall[r, , drop = FALSE], y[r, , drop = FALSE],
-                       if (is.null(w)) NULL else w[r], p)
+      if (!is.null(Zall)) {
+        pb$set((ci - 1L) * k + j)
+        return(heldout_sse_gram(G, seq_len(n)[-r], r, y, w, lambda, a$intercept))
+      }
+      train <- combine_stats(list(total, fold_stats[[j]]), sign = c(1, -1))
+      heldout_sse(fold_stats[[j]], solve_path(normal_equations(train), lambda))
     }, numeric(length(lambda))))
-    wj <- vapply(fold_stats, stats_wsum, numeric(1))
     curve <- cv_curve(matrix(sse, k) / pmax(wj, .Machine$double.xmin), wj)
     cvm[, ci] <- curve$cvm
     cvsd[, ci] <- curve$cvsd
     if (min(cvm[, ci]) < best_err) {
       best_err <- min(cvm[, ci])
-      best_total <- total
+      best <- list(map = mp, total = total)
     }
+  }
+  best_total <- best$total
+  if (is.null(best_total)) {
+    best_total <- accumulate_stats(x, y, best$map, a$intercept, chunk_size, a$threads, FALSE, w)
   }
   sel <- cv_select(cvm, cvsd, lambda)
   fit <- ridge_from_stats(best_total, list(lambda = sel$lambda_min))

@@ -32,8 +32,13 @@
 #'     printed. On more than 10,000 rows the candidates are scored on a
 #'     random subsample of max(10,000, n / 14) rows and the winner is then
 #'     fitted on all rows, so the search costs less than twice the final
-#'     fit (bench/RESULTS.md). `"median"` uses l0 itself; a number or one number per column is
-#'     used as given (in standardized units when `standardize = TRUE`).}
+#'     fit (bench/RESULTS.md). With fewer rows than features each candidate
+#'     is scored from its n x n eigenproblem alone (no D x D statistics,
+#'     no coefficients), and only the winner is fitted in full, reusing its
+#'     eigendecomposition: the same choice and fit, for one n^3
+#'     eigendecomposition per candidate. `"median"` uses l0 itself; a number
+#'     or one number per column is used as given (in standardized units
+#'     when `standardize = TRUE`).}
 #'   \item{`D = NULL`}{sqrt(n) log(n) features (Rudi and Rosasco, 2017),
 #'     at least 1000, at most 2000 and at most sqrt(2e12 / n) (so that the
 #'     n D^2 work of Z'Z stays below 2e12 flops, minutes with the reference

@@ -244,3 +244,27 @@ test_that("the cross-validation core: weighted curve, standard error and the 1-S
   expect_identical(a$best, c(lambda = 4L, lengthscale = 2L))
   expect_identical(a$lambda_1se, 1)
 })
+
+test_that("held-out errors from the Gram matrix equal those from the folds' statistics", {
+  set.seed(35)
+  n <- 36
+  x <- matrix(rnorm(2 * n), n, 2)
+  y <- cbind(sin(2 * x[, 1]) + rnorm(n, sd = 0.1), x[, 2] + rnorm(n))
+  m <- rff_map(2, D = 60, lengthscale = 1)
+  Z <- unclass(rff_features(x, map = m))
+  G <- tcrossprod(Z)
+  ho <- seq(3, n, by = 4)
+  tr <- setdiff(seq_len(n), ho)
+  lambda <- c(1, 0.1, 1e-3)
+  for (w in list(NULL, runif(n))) {
+    for (icpt in c(TRUE, FALSE)) {
+      wt <- if (is.null(w)) NULL else w[tr]
+      wh <- if (is.null(w)) NULL else w[ho]
+      train <- rff_stats(x[tr, ], y[tr, ], m, intercept = icpt, weights = wt)
+      held <- rff_stats(x[ho, ], y[ho, ], m, intercept = icpt, weights = wh)
+      ref <- rff:::heldout_sse(held, rff:::solve_path(rff:::normal_equations(train), lambda))
+      got <- rff:::heldout_sse_gram(G, tr, ho, y, w, lambda, icpt)
+      expect_equal(got, ref, tolerance = 1e-8)
+    }
+  }
+})
