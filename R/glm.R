@@ -112,7 +112,7 @@
 #'   that draw the map when `map` is `NULL` (`D`, `kernel`, `lengthscale`,
 #'   `nu`, `order`, `variant`, `sampler`); the formula method passes the
 #'   other arguments of the default method too.
-#' @return An object of class `"rff_glm"`: a list with `coefficients` (D x
+#' @return An object of class `c("rff_glm", "rff_fit")`: a list with `coefficients` (D x
 #'   L, or D x K x L for the multinomial family), `intercept` (L, or K x L),
 #'   `lambda`, `deviance` (training deviance at each lambda),
 #'   `null.deviance`, `iterations`, `converged`, `cvm`/`cvsd`

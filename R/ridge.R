@@ -142,7 +142,8 @@
 #'   `"median"`, a number or one per column), `nu`, `order`, `variant`,
 #'   `sampler`; the formula method passes the other arguments of the
 #'   default method too.
-#' @return An object of class `"rff_ridge"`, a list with
+#' @return An object of class `c("rff_ridge", "rff_fit")` (`"rff_fit"`: the parent
+#'   class of every fit on features, whose `nobs()` method both share), a list with
 #'   \item{coefficients}{D x L matrix, one column per lambda (for q > 1
 #'     responses, a D x q x L array).}
 #'   \item{intercept}{Length-L vector (q x L matrix), zero without intercept.}
