@@ -60,9 +60,12 @@ glm_pass <- function(prob, theta, w = prob$weights) {
     if (!is.null(prob$offset)) eta <- eta + prob$offset
     if (is.null(w)) w <- prob$w
     l <- glm_row_loss(prob$family, prob$y, eta)
+    # rows of weight 0 add nothing, even where their loss is not finite (as in C)
+    pos <- w > 0
     R <- l$grad * w
-    return(list(loss = sum(w * l$loss), grad = crossprod(prob$Z, R), grad0 = colSums(R),
-                eta = eta))
+    R[!pos, ] <- 0
+    return(list(loss = sum(w[pos] * l$loss[pos]), grad = crossprod(prob$Z, R),
+                grad0 = colSums(R), eta = eta))
   }
   .Call(C_rff_glm_pass, if (is.null(prob$Z)) prob$x, prob$Z, prob$map, prob$y,
         prob$family, prob$offset, w, B, theta[1L, ], prob$chunk_size, prob$threads, TRUE)

@@ -134,6 +134,15 @@ residuals.rff_ridge <- function(object, ...) {
 #' @export
 nobs.rff_fit <- function(object, ...) object$n
 
+# Fits saved by versions before the parent class "rff_fit" have the class
+# of their family alone.
+#' @rdname predict.rff_ridge
+#' @export
+nobs.rff_ridge <- function(object, ...) nobs.rff_fit(object, ...)
+#' @rdname predict.rff_glm
+#' @export
+nobs.rff_glm <- function(object, ...) nobs.rff_fit(object, ...)
+
 #' @rdname predict.rff_ridge
 #' @export
 print.rff_ridge <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {

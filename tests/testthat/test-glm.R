@@ -410,6 +410,17 @@ test_that("a problem solved in the span of its rows has the C pass's loss, gradi
     expect_identical(dim(lifted), c(121L, cs$K, 1L))
     b <- rff:::glm_pass(full, matrix(lifted, 121L, cs$K), full$w)
     expect_equal(a$loss, b$loss, tolerance = 1e-12)
+    if (fam == "poisson") {
+      # a row of weight zero adds nothing, even where its loss overflows (as in C)
+      w0 <- red$w
+      w0[1L] <- 0
+      red$offset[1L, 1L] <- full$offset[1L, 1L] <- 800
+      a0 <- rff:::glm_pass(red, theta, w0)
+      b0 <- rff:::glm_pass(full, matrix(lifted, 121L, cs$K), w0)
+      expect_true(is.finite(a0$loss) && all(is.finite(a0$grad)))
+      expect_equal(a0$loss, b0$loss, tolerance = 1e-12)
+      expect_equal(unname(a0$grad), unname(crossprod(V, b0$grad)), tolerance = 1e-10)
+    }
     expect_equal(a$grad0, b$grad0, tolerance = 1e-12)
     expect_equal(unname(a$eta), unname(b$eta), tolerance = 1e-12)
     # the gradient in the span: V' times the features' gradient

@@ -290,6 +290,11 @@ test_that("fits share the parent class rff_fit and its nobs()", {
   expect_equal(nobs(f), 50)
   expect_equal(nobs(g), 50)
   expect_equal(nobs(rff_cv(x, y, D = 20, lengthscale = 1, folds = 3, nlambda = 4)), 60)
+  # fits saved before the parent class have the family's class alone
+  class(f) <- "rff_ridge"
+  class(g) <- "rff_glm"
+  expect_equal(nobs(f), 50)
+  expect_equal(nobs(g), 50)
 })
 
 test_that("log1pexp() is log(1 + exp(t)) over the whole line", {
