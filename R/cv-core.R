@@ -143,10 +143,8 @@ heldout_sse_gram <- function(G, tr, ho, y, w, lambda, intercept) {
     ybar <- colSums(yt * wt) / W
   }
   sw <- sqrt(wt)
-  e <- eigen(Kt * sw * rep(sw, each = nt), symmetric = TRUE)
-  keep <- e$values > max(e$values, 0) * 1e-12
-  eig <- thin_scores(list(values = e$values[keep], left = e$vectors[, keep, drop = FALSE]),
-                     yt, ybar, if (is.null(w)) NULL else wt)
+  eig <- thin_scores(gram_eigen(Kt * sw * rep(sw, each = nt)), yt, ybar,
+                     if (is.null(w)) NULL else wt)
   Ph <- ((Kh * rep(sw, each = length(ho))) %*% eig$left) /
     rep(sqrt(eig$values), each = length(ho))
   Gl <- 1 / outer(eig$values, W * lambda, `+`)

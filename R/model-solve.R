@@ -124,11 +124,9 @@ solve_path <- function(sys, lambda, eig = NULL) {
 # projections it does not determine).
 thin_eigen <- function(Z, zbar, w, rows = FALSE, threads = 1L, vectors = TRUE) {
   Zc <- weighted_centred(Z, zbar, w)
-  e <- eigen(.Call(C_rff_ridge_thin_products, Zc, NULL, threads), symmetric = TRUE)
-  keep <- e$values > max(e$values, 0) * 1e-12
-  s <- e$values[keep]
-  U <- e$vectors[, keep, drop = FALSE]
-  out <- list(values = s, vectors = NULL, left = U)
+  out <- gram_eigen(.Call(C_rff_ridge_thin_products, Zc, NULL, threads))
+  s <- out$values
+  U <- out$left
   if (vectors) out$vectors <- thin_vectors(Zc, U, s, threads)
   if (rows) {
     P <- U * rep(sqrt(s), each = nrow(U))
@@ -137,6 +135,15 @@ thin_eigen <- function(Z, zbar, w, rows = FALSE, threads = 1L, vectors = TRUE) {
     out$rows <- P
   }
   out
+}
+
+# The nonzero eigenvalues `values` and eigenvectors `left` of an n x n Gram
+# matrix (eigenvalues below 1e-12 of the largest dropped), with no
+# right-hand vectors yet (`vectors`).
+gram_eigen <- function(K) {
+  e <- eigen(K, symmetric = TRUE)
+  keep <- e$values > max(e$values, 0) * 1e-12
+  list(values = e$values[keep], vectors = NULL, left = e$vectors[, keep, drop = FALSE])
 }
 
 # W^1/2 (Z - zbar) (zbar NULL: Z not centred; w NULL: unweighted).
