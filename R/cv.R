@@ -15,8 +15,9 @@
 #' `map` is taken) and its frequencies are rescaled, omega / l, so the
 #' curves differ by the lengthscale only, not by Monte Carlo noise. The
 #' default `lengthscale = "auto"` compares the median heuristic of the
-#' (standardized) inputs times 0.5, 0.71, 1, 1.41, 2, 2.83 and 4, as
-#' [rff_ridge()] does, here by cross-validation; `"median"` is the median
+#' (standardized) inputs times 0.5, 0.71, 1, 1.41, 2, 2.83 and 4 by
+#' cross-validation (all seven: every fold's curve is kept; [rff_ridge()]
+#' walks over such multiples by leave-one-out instead); `"median"` is the median
 #' heuristic alone. The defaults `standardize = TRUE` and `D` from the
 #' number of rows are those of [rff_ridge()]; the standardization is
 #' computed once from all rows (it does not look at the response). The

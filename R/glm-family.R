@@ -78,7 +78,8 @@ glm_row_loss <- function(family, y, eta) {
     return(list(loss = mu - y * e, grad = matrix(mu - y)))
   }
   i <- cbind(seq_len(nrow(eta)), y)
-  m <- eta[cbind(seq_len(nrow(eta)), max.col(eta, ties.method = "first"))]
+  m <- eta[, 1L]
+  for (k in seq_len(ncol(eta))[-1L]) m <- pmax(m, eta[, k])
   P <- exp(eta - m)
   s <- rowSums(P)
   P <- P / s

@@ -174,7 +174,8 @@ glm_precond <- function(prob, theta0, nlambda = 2L) {
   }
   if (!prob$intercept) zbar[] <- 0
   P <- list(zbar = zbar, mu = mu, U = U, rows = rows,
-            trace = if (is.null(C)) sum(thin$values) else sum(diag(C)))
+            trace = if (is.null(C)) sum(thin$values) else sum(diag(C)),
+            memo = new.env(parent = emptyenv()))
   if (!is.null(thin)) {
     P$values <- thin$values
     P$vectors <- thin$vectors
@@ -209,13 +210,35 @@ grad_inner <- function(g, zbar) {
   g
 }
 
+# The scales of the preconditioner at penalty lambda: 1 / mu (0 where mu
+# is 0) for the intercepts and 1 / (s mu + lambda) (0 where that is not
+# positive) for the features; kept in P$memo for the last lambda, since
+# every iteration at one lambda needs them twice.
+precond_scales <- function(P, lambda) {
+  m <- P$memo
+  if (!is.null(m) && identical(m$lambda, lambda)) return(m)
+  tiny <- 1e-12 * max(P$mu, 1e-300)
+  inv_mu <- 1 / P$mu
+  inv_mu[!(P$mu > tiny)] <- 0
+  out <- list(lambda = lambda, inv_mu = inv_mu)
+  if (is.null(P$chol)) {
+    den <- outer(P$values, P$mu) + lambda
+    inv <- 1 / den
+    inv[!(den > 0)] <- 0
+    out$inv_den <- inv
+    out$l0 <- max(lambda, 1e-12 * max(P$values, 1e-300))
+  }
+  if (!is.null(m)) list2env(out, m)
+  out
+}
+
 # The preconditioned direction P g at penalty lambda (see glm_precond()).
 precond_apply <- function(P, g, lambda) {
-  tiny <- 1e-12 * max(P$mu, 1e-300)
-  gr <- g %*% P$U
+  sc <- precond_scales(P, lambda)
+  one <- length(P$mu) == 1L
+  gr <- if (one) g * P$U[1L] else g %*% P$U
   out <- gr
-  inv_mu <- ifelse(P$mu > tiny, 1 / P$mu, 0)
-  out[1L, ] <- gr[1L, ] * inv_mu
+  out[1L, ] <- gr[1L, ] * sc$inv_mu
   if (!is.null(P$chol)) {
     if (!identical(P$chol$lambda, lambda)) {
       M <- P$mu * P$C
@@ -230,16 +253,14 @@ precond_apply <- function(P, g, lambda) {
   gB <- gr[-1L, , drop = FALSE]
   # no vectors: the features' basis is the eigenvectors themselves
   u <- if (is.null(P$vectors)) gB else crossprod(P$vectors, gB)
-  den <- outer(P$values, P$mu) + lambda
-  v <- ifelse(den > 0, u / den, 0)
+  v <- u * sc$inv_den
   if (isTRUE(P$thin)) {
     # the complement of the sample's span has curvature 0: the penalty's
-    l0 <- max(lambda, 1e-12 * max(P$values, 1e-300))
-    out[-1L, ] <- P$vectors %*% (v - u / l0) + gB / l0
+    out[-1L, ] <- P$vectors %*% (v - u / sc$l0) + gB / sc$l0
   } else {
     out[-1L, ] <- if (is.null(P$vectors)) v else P$vectors %*% v
   }
-  out %*% t(P$U)
+  if (one) out * P$U[1L] else out %*% t(P$U)
 }
 
 # The objective F = loss / W + lambda / 2 |B|^2 and its gradient in inner
@@ -267,6 +288,7 @@ lbfgs_lambda <- function(prob, th, lambda, P, w, W, control, mem = NULL, cur = N
   m <- 10L
   if (is.null(cur)) cur <- glm_eval(prob, th, lambda, P, w, W)
   S <- Y <- PY <- list()
+  rho <- numeric()
   if (!is.null(mem)) {
     for (i in seq_along(mem$S)) {
       y <- mem$Y[[i]]
@@ -275,6 +297,7 @@ lbfgs_lambda <- function(prob, th, lambda, P, w, W, control, mem = NULL, cur = N
         S[[length(S) + 1L]] <- mem$S[[i]]
         Y[[length(Y) + 1L]] <- y
         PY[[length(PY) + 1L]] <- precond_apply(P, y, lambda)
+        rho[length(S)] <- 1 / sum(mem$S[[i]] * y)
       }
     }
   }
@@ -300,7 +323,6 @@ lbfgs_lambda <- function(prob, th, lambda, P, w, W, control, mem = NULL, cur = N
     r <- Pg
     k <- length(S)
     alpha <- numeric(k)
-    rho <- vapply(seq_len(k), function(i) 1 / sum(S[[i]] * Y[[i]]), 0)
     for (i in rev(seq_len(k))) {
       alpha[i] <- rho[i] * sum(S[[i]] * q)
       q <- q - alpha[i] * Y[[i]]
@@ -315,6 +337,7 @@ lbfgs_lambda <- function(prob, th, lambda, P, w, W, control, mem = NULL, cur = N
     gd <- sum(g * d)
     if (!(gd < 0)) {  # not a descent direction: restart from the preconditioner
       S <- Y <- PY <- list()
+      rho <- numeric()
       d <- -Pg
       gd <- sum(g * d)
     }
@@ -337,10 +360,12 @@ lbfgs_lambda <- function(prob, th, lambda, P, w, W, control, mem = NULL, cur = N
       S[[length(S) + 1L]] <- s
       Y[[length(Y) + 1L]] <- y
       PY[[length(PY) + 1L]] <- precond_apply(P, y, lambda)
+      rho[length(S)] <- 1 / sum(s * y)
       if (length(S) > m) {
         S <- S[-1L]
         Y <- Y[-1L]
         PY <- PY[-1L]
+        rho <- rho[-1L]
       }
     }
     th <- th + s
@@ -356,7 +381,8 @@ lbfgs_lambda <- function(prob, th, lambda, P, w, W, control, mem = NULL, cur = N
 # passes its training weights). Returns coefficients ((D + 1) x K x L, in
 # the original coordinates), the loss, eta at the last lambda, iterations
 # and convergence.
-glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, after = NULL) {
+glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, after = NULL,
+                     mem = NULL) {
   wv <- if (is.null(w)) prob$w else w
   W <- sum(wv)
   wp <- if (is.null(w)) prob$weights else w
@@ -369,13 +395,13 @@ glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, after = N
   loss <- numeric(L)
   iter <- integer(L)
   conv <- logical(L)
-  mem <- NULL
+  mem0 <- mem
   cur <- NULL
   for (i in seq_len(L)) {
     if (!is.null(start)) {
       th <- to_inner(matrix(start[, , i], prob$D + 1L, K), P$zbar)
       cur <- NULL
-      mem <- NULL
+      mem <- mem0
     } else if (!is.null(cur)) {
       # the same point under the new penalty
       B <- th[-1L, , drop = FALSE]
@@ -394,7 +420,7 @@ glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, after = N
     iter[i] <- r$iter
     conv[i] <- r$converged
     eta <- r$cur$eta
-    if (!is.null(after) && isTRUE(after(i, theta))) {
+    if (!is.null(after) && isTRUE(after(i, theta, mem))) {
       keep <- seq_len(i)
       coef <- coef[, , keep, drop = FALSE]
       loss <- loss[keep]
@@ -429,12 +455,12 @@ glm_cv_path <- function(prob, lambda, P, control, foldid, measure, progress = FA
   cvm <- cvsd <- rep(NA_real_, L)
   pb <- progress_bar(progress && L > 1L, L)
   on.exit(pb$close(), add = TRUE)
-  after <- function(i, theta) {
+  after <- function(i, theta, mem) {
     start <- array(theta, c(dim(theta), 1L))
     for (j in seq_len(k)) {
       w <- prob$w
       w[held[[j]]] <- 0
-      fit <- glm_path(prob, lambda[i], P, cv_control, w = w, start = start)
+      fit <- glm_path(prob, lambda[i], P, cv_control, w = w, start = start, mem = mem)
       conv <<- conv && all(fit$converged)
       vals[j, i] <<- glm_measure(prob, fit$eta, held[[j]], measure)
     }

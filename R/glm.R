@@ -78,7 +78,9 @@
 #'
 #' **Defaults from the data** are those of [rff_ridge()]: `standardize =
 #' TRUE`, D from the number of rows, and `lengthscale = "auto"`, which here
-#' compares the median heuristic times 0.5, 0.71, 1, 1.41, 2, 2.83 and 4 by
+#' walks over the median heuristic times 2^(j / 2) as [rff_ridge()] does
+#' (from j = 0 downhill, between 1/8 and 16 times the heuristic), comparing
+#' the candidates by
 #' the leave-one-out error of ridge regression of the class indicators
 #' (binomial, multinomial) or the counts (Poisson) on the features, on a
 #' random subsample of at most 5,000 rows; the candidates rescale the same
@@ -205,7 +207,7 @@ glm_setup <- function(x, y, family, lambda, map, intercept, standardize, weights
             map = m$map, candidates = m$candidates, median = m$median, search = NULL)
   if (!is.null(m$candidates) && !keep_candidates) {
     g$search <- glm_auto_lengthscale(g, m)
-    g$map <- rescale_map(m$map, m$candidates[[g$search$best]])
+    g$map <- rescale_map(m$map, g$search$table$lengthscale[g$search$best])
     g$candidates <- NULL
   }
   g

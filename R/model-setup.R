@@ -94,8 +94,18 @@ default_D <- function(n) {
   as.integer(max(2, 2 * round(D / 2)))
 }
 
-# Multiples of the median heuristic that lengthscale = "auto" compares.
+# Multiples of the median heuristic that rff_cv() compares for lengthscale
+# = "auto".
 auto_multipliers <- 2^seq(-1, 2, by = 0.5)
+
+# The range of j in the multiples 2^(j / 2) of the median heuristic that
+# the downhill walk of lengthscale = "auto" in rff_ridge() and rff_glm()
+# may reach (select_lengthscale()): 1/8 to 16.
+auto_steps <- c(-6L, 8L)
+
+# The walk stops after a step that improves the criterion by less than this
+# fraction of it: far below the sampling error of a cross-validated error.
+auto_flat <- 1e-3
 
 # Rows on which lengthscale = "auto" scores its candidates in rff_ridge():
 # all of them up to 10,000, else a random subsample large enough to

@@ -24,12 +24,21 @@
 #'     message. A given `map` then acts on the standardized columns.}
 #'   \item{`lengthscale = "auto"`}{The median heuristic l0
 #'     ([rff_median_lengthscale()] of the standardized inputs) times
-#'     0.5, 0.71, 1, 1.41, 2, 2.83 and 4 are compared, each fitted over the
-#'     whole lambda path. All candidates rescale the same random draws
+#'     2^(j / 2) are compared, each fitted over the whole lambda path, by a
+#'     downhill walk: j = 0, -1 and 1 first (l0 x 1, 0.71, 1.41), then,
+#'     while the best so far is the smallest (largest) compared, the next
+#'     smaller (larger) one, down to l0 / 8 and up to 16 l0. The walk stops
+#'     at a candidate whose two neighbours are worse, at those bounds, or
+#'     after a step that improved the criterion by less than 0.1% (where it
+#'     is flat, as towards the nearly linear fits of large lengthscales).
+#'     Where the criterion is unimodal along the multiples this finds the
+#'     best of them, at 3 + j candidates for the best j. All candidates
+#'     rescale the same random draws
 #'     (common random numbers), so they differ by the lengthscale only. The
 #'     candidate whose path reaches the smallest criterion (below) wins;
-#'     the candidates and their scores are kept in `lengthscale_search` and
-#'     printed. On more than 10,000 rows the candidates are scored on a
+#'     the candidates compared and their scores are kept in
+#'     `lengthscale_search` and printed. On more than 10,000 rows the
+#'     candidates are scored on a
 #'     random subsample of max(10,000, n / 14) rows and the winner is then
 #'     fitted on all rows, so the search costs less than twice the final
 #'     fit (bench/RESULTS.md). With fewer rows than features each candidate
@@ -225,7 +234,7 @@ rff_ridge.default <- function(x, y, lambda = NULL, map = NULL, intercept = TRUE,
     search <- select_lengthscale(m, fit_rows)
     fit <- search$fit
     if (is.null(fit)) {
-      fit <- fit_rows(rescale_map(m$map, m$candidates[[search$best]]), seq_len(n),
+      fit <- fit_rows(rescale_map(m$map, search$table$lengthscale[search$best]), seq_len(n),
                       eig = search$eig)
     }
     search$fit <- search$eig <- NULL

@@ -377,29 +377,69 @@ test_that("standardize: a fit on (x - center) / scale, applied by predict; const
   expect_true(all(is.finite(predict(fc, xc[1:3, ]))))
 })
 
-test_that("lengthscale \"auto\": the candidate with the smallest LOO on the same draws", {
-  dat <- make_data(n = 150)
-  set.seed(31)
-  fit <- rff_ridge(dat$x, dat$y, D = 40, nlambda = 10, progress = FALSE)
-  xs <- unclass(scale(dat$x))[, ]
-  l0 <- median(dist(xs))
-  set.seed(31)
-  base <- rff_map(3, D = 40, lengthscale = 1)
-  mult <- 2^seq(-1, 2, by = 0.5)
-  fits <- lapply(mult, function(k) {
-    mp <- base
-    mp$omega <- base$omega / (k * l0)
-    mp$lengthscale <- k * l0
-    rff_ridge(xs, dat$y, map = mp, nlambda = 10, standardize = FALSE, progress = FALSE)
-  })
-  loo <- vapply(fits, function(f) min(f$loo), 0)
-  s <- fit$lengthscale_search
-  expect_equal(s$median, l0)
-  expect_equal(s$table$lengthscale, mult * l0)
-  expect_equal(s$table$loo, loo, tolerance = 1e-10)
-  expect_identical(s$best, which.min(loo))
-  expect_equal(fit$map$lengthscale, mult[which.min(loo)] * l0)
-  expect_equal(fit$coefficients, fits[[which.min(loo)]]$coefficients, tolerance = 1e-10)
+# The downhill walk of lengthscale = "auto" over the multiples 2^(j / 2) of
+# the median heuristic l0, on the criteria of every multiple computed
+# independently: j = 0, -1, 1, then onward while the best is at an end,
+# within [-6, 8], stopping after a step that gains less than 0.1%.
+expected_walk <- function(score_of) {
+  steps <- c(0L, -1L, 1L)
+  score <- vapply(steps, score_of, 0)
+  repeat {
+    i <- which.min(score)
+    if (length(steps) > 3L && i == length(steps) && score[i] > (1 - 1e-3) * min(score[-i])) break
+    b <- steps[i]
+    nxt <- if (b == min(steps) && b > -6L) b - 1L else if (b == max(steps) && b < 8L) b + 1L else NA
+    if (is.na(nxt)) break
+    steps <- c(steps, nxt)
+    score <- c(score, score_of(nxt))
+  }
+  o <- order(steps)
+  list(steps = steps[o], score = score[o], best = which.min(score[o]))
+}
+
+test_that("lengthscale \"auto\": a downhill walk from the median heuristic on the same draws", {
+  for (case in list(list(seed = 1, n = 150, y = NULL), list(seed = 2, n = 120, y = "linear"))) {
+    dat <- make_data(n = case$n, seed = case$seed)
+    if (identical(case$y, "linear")) {
+      # a linear response: the walk goes to large lengthscales
+      set.seed(case$seed)
+      x <- matrix(rnorm(3 * case$n), case$n)
+      dat <- list(x = x, y = drop(x %*% c(1, -1, 0.5)) + rnorm(case$n, sd = 0.3))
+    }
+    set.seed(31)
+    fit <- rff_ridge(dat$x, dat$y, D = 40, nlambda = 10, progress = FALSE)
+    xs <- unclass(scale(dat$x))[, ]
+    l0 <- median(dist(xs))
+    set.seed(31)
+    base <- rff_map(3, D = 40, lengthscale = 1)
+    fit_at <- function(j) {
+      mp <- base
+      mp$omega <- base$omega / (2^(j / 2) * l0)
+      mp$lengthscale <- 2^(j / 2) * l0
+      rff_ridge(xs, dat$y, map = mp, nlambda = 10, standardize = FALSE, progress = FALSE)
+    }
+    walk <- expected_walk(function(j) min(fit_at(j)$loo))
+    s <- fit$lengthscale_search
+    expect_equal(s$median, l0)
+    expect_equal(s$table$multiple, 2^(walk$steps / 2))
+    expect_equal(s$table$lengthscale, 2^(walk$steps / 2) * l0)
+    expect_equal(s$table$loo, walk$score, tolerance = 1e-10)
+    expect_identical(s$best, walk$best)
+    jb <- walk$steps[walk$best]
+    expect_equal(fit$map$lengthscale, 2^(jb / 2) * l0)
+    expect_equal(fit$coefficients, fit_at(jb)$coefficients, tolerance = 1e-10)
+    if (identical(case$y, "linear")) {
+      # it walked up and stopped where a step gained less than 0.1%
+      expect_gt(jb, 1L)
+      k <- length(walk$score)
+      expect_gt(walk$score[k], (1 - 1e-3) * walk$score[k - 1L])
+    } else {
+      # stopped between two worse neighbours: here the minimum of the whole grid
+      expect_true(all(walk$score[-walk$best] > walk$score[walk$best]))
+      all_loo <- vapply(-6:8, function(j) min(fit_at(j)$loo), 0)
+      expect_equal(walk$score[walk$best], min(all_loo), tolerance = 1e-10)
+    }
+  }
   expect_output(print(fit), "chosen by LOO")
   expect_output(print(summary(fit)), "Lengthscale \\(auto")
   # "median" is accepted, and is the median heuristic of the standardized inputs
