@@ -172,8 +172,10 @@ void rff_dgemm_threads(const char *ta, const char *tb, int m, int n, int k,
     const int nb = (n + RFF_SPLIT_COLS - 1) / RFF_SPLIT_COLS;
     const int btr = tb[0] == 'T';
     int prev = rff_blas_set_threads(1);
+    /* dynamic: a thread on a core busy with another process takes fewer
+       blocks (each block is the same product whichever thread runs it) */
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1)
 #endif
     for (int t = 0; t < nb; t++) {
         int c0 = t * RFF_SPLIT_COLS;

@@ -157,8 +157,11 @@ void rff_for_blocks(int n, int D, int threads, rff_block_fn fn, void *ctx)
            maps) runs on one thread while rff's threads do, and on one
            thread for one of rff's, so results do not depend on `threads` */
         int blas_saved = rff_blas_set_threads(1);
+        /* blocks handed out one at a time: a thread whose core is busy with
+           another process takes fewer of them instead of holding up the
+           batch (results do not depend on which thread runs a block) */
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nth) schedule(static) if (nth > 1)
+#pragma omp parallel for num_threads(nth) schedule(dynamic, 1) if (nth > 1)
 #endif
         for (R_xlen_t b = b0; b < b1; b++) {
             int r0 = (int) (b * RFF_BLOCK_ROWS);
