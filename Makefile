@@ -58,7 +58,9 @@ demo: install
 # hours: bench/RESULTS-glm.md); prints the tables and writes bench/RESULTS.md;
 # then every fit with its defaults against cv.glmnet, ksvm and ranger on small
 # data sets, under both BLAS (bench/defaults.R: bench/RESULTS-defaults.md;
-# BENCH_DEFAULTS_LARGE=1 adds diamonds and LetterRecognition)
+# BENCH_DEFAULTS_LARGE=1 adds diamonds and LetterRecognition); and the
+# default threads against threads = 1 beside a CPU hog (bench/load.R:
+# bench/RESULTS-load.md)
 bench: install
 	@bash bench/setup.sh
 	Rscript bench/threads.R
@@ -66,6 +68,7 @@ bench: install
 	Rscript bench/glm.R
 	Rscript bench/bench.R
 	Rscript bench/defaults.R --openblas
+	Rscript bench/load.R
 
 clean:
 	rm -rf .build rff.Rcheck rff_*.tar.gz src/*.o src/*.so
