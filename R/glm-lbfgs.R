@@ -93,7 +93,13 @@ glm_eval <- function(prob, th, lambda, P, w, W) {
 # last step changed F by no more than that; at most `maxit` iterations.
 # `mem` carries curvature pairs from the previous lambda, corrected for the
 # change of penalty.
-lbfgs_lambda <- function(prob, th, lambda, P, w, W, control, mem = NULL, cur = NULL) {
+lbfgs_lambda <- function(prob, th, lambda, P, w, W, control, mem = NULL, cur = NULL,
+                         in_c = TRUE) {
+  # in the span of the rows, on the preconditioner's eigenvectors: in C
+  if (in_c && !is.null(prob$basis) && is.null(P$vectors) && is.null(P$chol) &&
+      !isTRUE(P$thin)) {
+    return(lbfgs_span(prob, th, lambda, P, w, W, control, mem, cur))
+  }
   m <- 10L
   if (is.null(cur)) cur <- glm_eval(prob, th, lambda, P, w, W)
   S <- Y <- PY <- list()
@@ -183,4 +189,22 @@ lbfgs_lambda <- function(prob, th, lambda, P, w, W, control, mem = NULL, cur = N
   }
   list(th = th, cur = cur, converged = converged, iter = iter, passes = passes,
        mem = list(S = S, Y = Y, lambda = lambda))
+}
+
+# lbfgs_lambda() for a problem in the span of the rows whose basis is the
+# preconditioner's eigenvectors (a diagonal preconditioner): the same
+# iterations in C (src/lbfgs.c), with the curvature pairs as matrices (one
+# column a pair) on the way in and lists on the way out.
+lbfgs_span <- function(prob, th, lambda, P, w, W, control, mem, cur) {
+  sc <- precond_scales(P, lambda)
+  pairs <- function(l) matrix(unlist(l), ncol = length(l))
+  cm <- if (length(mem$S)) list(S = pairs(mem$S), Y = pairs(mem$Y), lambda = mem$lambda)
+  cc <- if (!is.null(cur)) list(f = cur$f, g = cur$g, eta = cur$eta, loss = cur$loss)
+  r <- .Call(C_rff_glm_lbfgs, prob$Z, prob$y, prob$family, prob$offset,
+             if (is.null(w)) prob$weights else w, W, th, lambda, sc$inv_mu,
+             sc$inv_den, P$U, P$zbar, prob$intercept, control, cm, cc)
+  as_list <- function(M) lapply(seq_len(ncol(M)), function(i) matrix(M[, i], nrow(th)))
+  list(th = r$th, cur = list(f = r$f, g = r$g, eta = r$eta, loss = r$loss),
+       converged = r$converged, iter = r$iter, passes = r$passes,
+       mem = list(S = as_list(r$S), Y = as_list(r$Y), lambda = lambda))
 }

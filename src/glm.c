@@ -3,7 +3,8 @@
    weighted negative log-likelihood, its gradient and, if asked, the linear
    predictor. The rows are featurized chunk by chunk by rff_featurize() (or
    read from a cached feature matrix), so the n x D matrix is never needed.
-   The optimizer that calls it lives in R (R/glm-solve.R). */
+   The optimizer that calls it lives in R (R/glm-lbfgs.R), or in lbfgs.c
+   for problems in the span of the rows. */
 #include "rff.h"
 
 enum { GLM_BINOMIAL = 0, GLM_POISSON = 1, GLM_MULTINOMIAL = 2 };
@@ -12,8 +13,8 @@ enum { GLM_BINOMIAL = 0, GLM_POISSON = 1, GLM_MULTINOMIAL = 2 };
    gradient of w * l with respect to eta (k columns of eta and r, stride ld).
    Binomial: l = log(1 + e^eta) - y eta; Poisson: l = e^eta - y eta;
    multinomial: l = log(sum_k e^eta_k) - eta_y. */
-static double glm_row(int family, double yi, int cls, double w, const double *eta,
-                      double *r, R_xlen_t ld, int K)
+double rff_glm_row(int family, double yi, int cls, double w, const double *eta,
+                   double *r, R_xlen_t ld, int K)
 {
     if (family == GLM_BINOMIAL) {
         double e = eta[0];
@@ -101,7 +102,7 @@ static void glm_block(void *ctx_, int r0, int nr)
             for (int k = 0; k < K; k++) R[i + k * ld] = 0;
             continue;
         }
-        loss += glm_row(c->family, c->y ? c->y[r] : 0, c->cls ? c->cls[r] - 1 : 0, w,
+        loss += rff_glm_row(c->family, c->y ? c->y[r] : 0, c->cls ? c->cls[r] - 1 : 0, w,
                         E + i, R + i, ld, K);
     }
     c->lossb[b] = loss;

@@ -32,7 +32,8 @@
        (args, kernels); nystrom.c (args, kernels, runtime); features.c
        (args, blas, fused, kernels, nystrom, runtime, tensorsketch)
      consumers: ridge.c (args, blas, features, runtime); glm.c (args,
-       features); error.c (args, blas, features, fused, runtime, sample)
+       features); error.c (args, blas, features, fused, runtime, sample);
+       lbfgs.c (args, glm)
    init.c only registers the .Call routines. */
 
 /* ---- bottom layer: argument, list, thread and interrupt helpers ---- */
@@ -285,12 +286,21 @@ static R_INLINE const double *rff_check_lengthscale(SEXP ls, int d)
     return l;
 }
 
+/* The loss w l(eta) of one row of a GLM family (0 binomial, 1 Poisson, 2
+   multinomial, class cls 0-based) and its residuals w (mu - y) in r (K
+   columns of eta and r, stride ld); glm.c. */
+double rff_glm_row(int family, double yi, int cls, double w, const double *eta,
+                   double *r, R_xlen_t ld, int K);
+
 /* .Call entry points */
 SEXP rff_draw_map(SEXP spec);
 SEXP rff_features(SEXP x, SEXP map, SEXP threads);
 SEXP rff_glm_pass(SEXP x, SEXP Zcache, SEXP map, SEXP y, SEXP family,
                   SEXP offset, SEXP weights, SEXP coef, SEXP intercept,
                   SEXP chunk_size, SEXP threads, SEXP want_eta);
+SEXP rff_glm_lbfgs(SEXP X, SEXP y, SEXP family, SEXP offset, SEXP weights, SEXP W,
+                   SEXP th, SEXP lambda, SEXP inv_mu, SEXP inv_den, SEXP U, SEXP zbar,
+                   SEXP intercept, SEXP control, SEXP mem, SEXP cur);
 SEXP rff_kernel_exact(SEXP x, SEXP y, SEXP spec);
 SEXP rff_halton(SEXP n, SEXP s, SEXP randomize);
 SEXP rff_kernel_error(SEXP x, SEXP y, SEXP K, SEXP source, SEXP reps,

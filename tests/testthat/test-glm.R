@@ -449,3 +449,56 @@ test_that("fits in the span of the rows equal the streamed fits of the whole fea
   expect_equal(predict(cached, x[1:5, ], type = "response"),
                predict(streamed, x[1:5, ], type = "response"), tolerance = 1e-7)
 })
+
+test_that("the L-BFGS in C takes the R code's iterations, step for step", {
+  set.seed(33)
+  n <- 50
+  x <- matrix(rnorm(2 * n), n, 2)
+  m <- rff_map(2, D = 150, lengthscale = 1.2)
+  w <- runif(n)
+  w[1:5] <- 0
+  cases <- list(binomial = list(y = as.double(x[, 1] + rnorm(n) > 0), K = 1L, off = matrix(0.2, n, 1L)),
+                poisson = list(y = as.double(rpois(n, exp(x[, 2] / 2))), K = 1L, off = NULL),
+                multinomial = list(y = sample(1:3, n, TRUE), K = 3L, off = matrix(rnorm(3 * n, sd = 0.1), n)))
+  ctl <- list(epsilon = 1e-10, maxit = 200L)
+  for (fam in names(cases)) {
+    cs <- cases[[fam]]
+    prob <- rff:::glm_problem(x, cs$y, fam, cs$K, cs$off, w, m, 256L, 1L, Inf, reduce = TRUE)
+    theta0 <- matrix(0, prob$D + 1L, cs$K)
+    theta0[1L, ] <- rff:::glm_start(prob, prob$w)
+    P <- rff:::glm_precond(prob, theta0, 2L)
+    prob$Z <- prob$Z %*% P$vectors
+    prob$basis <- prob$basis %*% P$vectors
+    P$zbar <- drop(crossprod(P$vectors, P$zbar))
+    P$vectors <- NULL
+    th_c <- th_r <- rff:::to_inner(theta0, P$zbar)
+    mem_c <- mem_r <- NULL
+    # a fold's weights on the second lambda, the pairs carried over
+    for (i in 1:3) {
+      lam <- c(0.05, 0.005, 0.001)[i]
+      wi <- if (i == 2L) replace(w, 6:15, 0) else NULL
+      W <- sum(if (is.null(wi)) prob$w else wi)
+      rc <- rff:::lbfgs_lambda(prob, th_c, lam, P, wi, W, ctl, mem_c)
+      rr <- rff:::lbfgs_lambda(prob, th_r, lam, P, wi, W, ctl, mem_r, in_c = FALSE)
+      expect_identical(rc$iter, rr$iter)
+      expect_identical(rc$passes, rr$passes)
+      expect_true(rc$converged && rr$converged)
+      expect_equal(rc$th, rr$th, tolerance = 1e-9)
+      expect_equal(rc$cur$f, rr$cur$f, tolerance = 1e-12)
+      expect_equal(unname(rc$cur$g), unname(rr$cur$g), tolerance = 1e-6)
+      expect_equal(unname(rc$cur$eta), unname(rr$cur$eta), tolerance = 1e-9)
+      expect_equal(rc$cur$loss, rr$cur$loss, tolerance = 1e-12)
+      expect_identical(length(rc$mem$S), length(rr$mem$S))
+      expect_equal(rc$mem$Y, rr$mem$Y, tolerance = 1e-6)
+      th_c <- rc$th
+      th_r <- rr$th
+      mem_c <- rc$mem
+      mem_r <- rr$mem
+    }
+    # the objective at the C solution is stationary: its gradient, from the
+    # R pass, is below the tolerance the stopping rule implies
+    ev <- rff:::glm_eval(prob, th_c, 0.001, P, NULL, sum(prob$w))
+    expect_lt(max(abs(ev$g)), 1e-3)
+    expect_equal(ev$f, rc$cur$f, tolerance = 1e-12)
+  }
+})
