@@ -397,6 +397,47 @@ expected_walk <- function(score_of) {
   list(steps = steps[o], score = score[o], best = which.min(score[o]))
 }
 
+test_that("the lengthscale walk on designed criteria: down, up, flat, and to the bounds", {
+  # the criterion as a function of j, the multiple 2^(j / 2) of l0 = 2
+  walk_on <- function(crit) {
+    m <- list(x = matrix(0, 20, 1), weights = NULL, median = 2,
+              map = rff_map(1, D = 4, lengthscale = 1))
+    seen <- numeric()
+    fit_rows <- function(map, rows, score_only) {
+      j <- round(2 * log2(map$lengthscale / 2))
+      seen <<- c(seen, j)
+      list(criterion = "LOO", loo = crit(j), best = 1L, lambda_best = 10 + j,
+           normal = list(A = 1))
+    }
+    s <- rff:::select_lengthscale(m, fit_rows)
+    list(s = s, seen = seen, j = round(2 * log2(s$table$lengthscale / 2)))
+  }
+  # a minimum at j = -3: down from 0 until the next is worse
+  w <- walk_on(function(j) (j + 3)^2 + 1)
+  expect_identical(w$seen, c(0, -1, 1, -2, -3, -4))
+  expect_identical(w$j, c(-4, -3, -2, -1, 0, 1))
+  expect_identical(w$s$best, 2L)
+  expect_equal(w$s$table$multiple, 2^(w$j / 2))
+  expect_equal(w$s$table$lambda, 10 + w$j)
+  expect_equal(w$s$table$loo, (w$j + 3)^2 + 1)
+  # a minimum at j = 0: the three first candidates only
+  w <- walk_on(function(j) j^2 + 1)
+  expect_identical(w$seen, c(0, -1, 1))
+  expect_identical(w$s$best, 2L)
+  # decreasing to the upper bound, each step gaining more than 0.1%
+  w <- walk_on(function(j) 10 - j)
+  expect_identical(w$seen, c(0, -1, 1, 2:8))
+  expect_identical(w$s$best, 10L)
+  # and to the lower bound
+  w <- walk_on(function(j) 10 + j)
+  expect_identical(w$seen, c(0, -1, 1, -2:-6))
+  expect_identical(w$s$best, 1L)
+  # flat: the step from 3 to 4 gains 0.05%; the walk stops there, at 4
+  w <- walk_on(function(j) if (j <= 3) 10 - j else 7 * (1 - 5e-4 * (j - 3)))
+  expect_identical(w$seen, c(0, -1, 1, 2, 3, 4))
+  expect_identical(w$j[w$s$best], 4)
+})
+
 test_that("lengthscale \"auto\": a downhill walk from the median heuristic on the same draws", {
   for (case in list(list(seed = 1, n = 150, y = NULL), list(seed = 2, n = 120, y = "linear"))) {
     dat <- make_data(n = case$n, seed = case$seed)
