@@ -302,7 +302,7 @@ SEXP rff_glm_lbfgs(SEXP X, SEXP y, SEXP family_, SEXP offset, SEXP weights, SEXP
         fold = f;
         f = fn;
         loss = lossn;
-        R_CheckUserInterrupt();
+        rff_check_interrupt();
     }
     SEXP So = PROTECT(Rf_allocMatrix(REALSXP, (int) m, k)); nprotect++;
     SEXP Yo = PROTECT(Rf_allocMatrix(REALSXP, (int) m, k)); nprotect++;

@@ -94,3 +94,21 @@ invisible(run(1:100))   # loads and compiles what a fit uses, before measuring'
   expect_lt(cut$held, 2)
   expect_equal(cut$after, exp(-1 / 2), tolerance = 1e-6)
 })
+
+test_that("the L-BFGS of a GLM in the span of its rows checks for interrupts every iteration", {
+  run <- 'set.seed(1)
+x <- matrix(rnorm(200), 100)
+y <- factor(x[, 1] + rnorm(100) > 0)
+m <- rff_map(2, D = 300, lengthscale = 1)
+run <- function() rff_glm(x, y, map = m, lambda = 1e-4, standardize = FALSE,
+                          progress = FALSE, threads = 1)
+invisible(run())'
+  full <- interrupt_at(0, run)
+  expect_identical(full$result, "finished", label = paste(full$output, collapse = "\n"))
+  # featurization, then one check an iteration: many more than 10
+  expect_gt(full$checks, 10)
+  cut <- interrupt_at(8, run)
+  expect_identical(cut$result, "interrupted", label = paste(cut$output, collapse = "\n"))
+  expect_equal(cut$checks, 8)
+  expect_equal(cut$after, exp(-1 / 2), tolerance = 1e-6)
+})
