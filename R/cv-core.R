@@ -44,17 +44,76 @@ search_table <- function(candidates, multiple, lambda, score, name) {
 
 # The lengthscale search a cross-validation over several candidates keeps
 # in its fit (NULL for one candidate): the CV table and the chosen one;
-# `auto`: the candidates are the multiples of the median heuristic `median`.
-cv_search <- function(candidates, cvm, lambda, sel, sgn, auto, median, rows) {
+# `multiple`: the candidates' multiples of the median heuristic `median`
+# (NULL when the candidates were given).
+cv_search <- function(candidates, cvm, lambda, sel, sgn, multiple, median, rows) {
   nl <- length(candidates)
   if (nl < 2L) return(NULL)
   s <- list(best = sel$best[["lengthscale"]], rows = rows, median = median, criterion = "CV",
-            table = search_table(candidates,
-                                 if (auto) auto_multipliers[seq_len(nl)] else NA_real_,
+            table = search_table(candidates, if (is.null(multiple)) NA_real_ else multiple,
                                  lambda[apply(sgn * cvm, 2L, which.min)],
                                  sgn * apply(sgn * cvm, 2L, min), "cv"))
-  if (!auto) s$median <- NULL
+  if (is.null(multiple)) s$median <- NULL
   s
+}
+
+# The downhill walk of lengthscale = "auto" over the multiples 2^(j / 2) of
+# the median heuristic, on `score_of(j)` (smaller is better): j = 0, -1, 1,
+# then, while the best scored is the smallest (largest) scored, the next
+# smaller (larger), within auto_steps; it stops at a candidate whose two
+# neighbours score worse, at a bound, or after a step that improved the
+# score by less than the fraction auto_flat of it. Where the score is
+# unimodal along the multiples this finds their minimum, for 3 + |j|
+# candidates. Returns the steps in increasing order, their scores,
+# `order` (what was scored i-th is at position i of a list made while
+# scoring: list[order] puts it in the steps' order), and the best's index.
+lengthscale_walk <- function(score_of) {
+  steps <- integer()
+  score <- numeric()
+  add <- function(j) {
+    steps <<- c(steps, j)
+    score <<- c(score, score_of(j))
+  }
+  for (j in c(0L, -1L, 1L)) add(j)
+  repeat {
+    i <- which.min(score)
+    if (!length(i)) break
+    b <- steps[i]
+    # a step that gained less than auto_flat: the score is flat there
+    if (length(steps) > 3L && i == length(steps) &&
+        score[i] > (1 - auto_flat) * min(score[-i])) break
+    if (b == min(steps) && b > auto_steps[1L]) {
+      add(b - 1L)
+    } else if (b == max(steps) && b < auto_steps[2L]) {
+      add(b + 1L)
+    } else break
+  }
+  o <- order(steps)
+  list(steps = steps[o], score = score[o], order = o,
+       best = if (length(i)) match(steps[i], steps[o]) else 1L)
+}
+
+# The cross-validation of several lengthscales: `fit_one(ls, i)` scores
+# lengthscale ls (the i-th scored) and returns a list with its `score`
+# (smaller is better); with `median`, the lengthscales are those of the
+# downhill walk from the median heuristic (lengthscale_walk()), otherwise
+# the `candidates`. Returns the candidates in increasing order of multiple
+# (or as given), their multiples (NULL when given) and fit_one()'s results
+# in the same order.
+cv_lengthscales <- function(candidates, median, fit_one) {
+  cols <- list()
+  one <- function(ls) {
+    r <- fit_one(ls, length(cols) + 1L)
+    cols[[length(cols) + 1L]] <<- r
+    r$score
+  }
+  if (is.null(median)) {
+    for (ls in candidates) one(ls)
+    return(list(candidates = candidates, multiple = NULL, cols = cols))
+  }
+  w <- lengthscale_walk(function(j) one(median * 2^(j / 2)))
+  list(candidates = as.list(median * 2^(w$steps / 2)), multiple = 2^(w$steps / 2),
+       cols = cols[w$order])
 }
 
 # An "rff_cv" result: the path, the candidates, the curves (one column per

@@ -14,10 +14,11 @@
 #' All lengthscales share the same random draws: one map is drawn (or
 #' `map` is taken) and its frequencies are rescaled, omega / l, so the
 #' curves differ by the lengthscale only, not by Monte Carlo noise. The
-#' default `lengthscale = "auto"` compares the median heuristic of the
-#' (standardized) inputs times 0.5, 0.71, 1, 1.41, 2, 2.83 and 4 by
-#' cross-validation (all seven: every fold's curve is kept; [rff_ridge()]
-#' walks over such multiples by leave-one-out instead); `"median"` is the median
+#' default `lengthscale = "auto"` walks over the median heuristic of the
+#' (standardized) inputs times 2^(j / 2) as [rff_ridge()] does (from j = 0
+#' downhill, between 1/8 and 16 times the heuristic), here by the
+#' cross-validated error at its best lambda; `cvm` and `cvsd` have a column
+#' for each lengthscale compared; `"median"` is the median
 #' heuristic alone. The defaults `standardize = TRUE` and `D` from the
 #' number of rows are those of [rff_ridge()]; the standardization is
 #' computed once from all rows (it does not look at the response). The
@@ -152,7 +153,8 @@ rff_cv.default <- function(x, y, folds = 10, lambda = NULL, lengthscale = "auto"
 }
 
 # Ridge regression's cross-validation: for each candidate lengthscale (the
-# same draws rescaled), the statistics of every fold, each fold's path fitted
+# same draws rescaled; for "auto", those of the downhill walk of
+# lengthscale_walk()), the statistics of every fold, each fold's path fitted
 # from the total less the fold and scored on the fold's rows (from its
 # statistics, or from its features when rows are fewer than features); the
 # curves, the choice and the object from the cross-validation core; the
@@ -165,14 +167,14 @@ ridge_cv <- function(a, m, candidates, foldid, auto, chunk_size, cl) {
   n <- nrow(x)
   k <- max(foldid)
   rows <- split(seq_len(n), foldid)
-  nl <- length(candidates)
+  walk <- auto && !is.null(m$candidates)
+  # the walk's length is not known in advance: the bar counts 5 candidates
+  nl <- if (walk) 5L else length(candidates)
   pb <- progress_bar(a$progress && nl * k > 1L, nl * k)
   on.exit(pb$close(), add = TRUE)
-  cvm <- cvsd <- NULL
-  best <- NULL
-  best_err <- Inf
-  for (ci in seq_len(nl)) {
-    mp <- rescale_map(m$map, candidates[[ci]])
+  tick <- function(ci, j) pb$set(min((ci - 1L) * k + j, nl * k))
+  fit_one <- function(ls, ci) {
+    mp <- rescale_map(m$map, ls)
     # fewer rows than features: each fold scored in the dual from the Gram
     # matrix of the rows' features (heldout_sse_gram()); otherwise from the
     # folds' statistics
@@ -183,7 +185,7 @@ ridge_cv <- function(a, m, candidates, foldid, auto, chunk_size, cl) {
         r <- rows[[j]]
         s <- accumulate_stats(x[r, , drop = FALSE], y[r, , drop = FALSE], mp, a$intercept,
                               chunk_size, a$threads, FALSE, if (is.null(w)) NULL else w[r])
-        pb$set((ci - 1L) * k + j)
+        tick(ci, j)
         s
       })
       total <- combine_stats(fold_stats)
@@ -192,31 +194,31 @@ ridge_cv <- function(a, m, candidates, foldid, auto, chunk_size, cl) {
       total <- NULL
       wj <- vapply(rows, function(r) if (is.null(w)) length(r) else sum(w[r]), numeric(1))
     }
-    # the path of the first lengthscale serves all of them
+    # the path of the first lengthscale scored serves all of them
     if (is.null(lambda)) {
       sys <- if (is.null(Zall)) normal_equations(total) else
         dual_system(Zall, y, w, a$intercept)
-      lambda <- lambda_values(a$path, sys$A, sys$w, sys$trace)
+      lambda <<- lambda_values(a$path, sys$A, sys$w, sys$trace)
     }
-    if (is.null(cvm)) cvm <- cvsd <- matrix(NA_real_, length(lambda), nl)
     # held-out (weighted) sum of squared errors, folds x lambda
     sse <- t(vapply(seq_len(k), function(j) {
       r <- rows[[j]]
       if (!is.null(Zall)) {
-        pb$set((ci - 1L) * k + j)
+        tick(ci, j)
         return(heldout_sse_gram(G, seq_len(n)[-r], r, y, w, lambda, a$intercept))
       }
       train <- combine_stats(list(total, fold_stats[[j]]), sign = c(1, -1))
       heldout_sse(fold_stats[[j]], solve_path(normal_equations(train), lambda))
     }, numeric(length(lambda))))
     curve <- cv_curve(matrix(sse, k) / pmax(wj, .Machine$double.xmin), wj)
-    cvm[, ci] <- curve$cvm
-    cvsd[, ci] <- curve$cvsd
-    if (min(cvm[, ci]) < best_err) {
-      best_err <- min(cvm[, ci])
-      best <- list(map = mp, total = total)
-    }
+    list(score = min(curve$cvm), cvm = curve$cvm, cvsd = curve$cvsd, map = mp, total = total)
   }
+  cv <- cv_lengthscales(candidates, if (walk) m$median, fit_one)
+  candidates <- cv$candidates
+  cvm <- vapply(cv$cols, `[[`, numeric(length(lambda)), "cvm")
+  cvsd <- vapply(cv$cols, `[[`, numeric(length(lambda)), "cvsd")
+  dim(cvm) <- dim(cvsd) <- c(length(lambda), length(candidates))
+  best <- cv$cols[[which.min(vapply(cv$cols, `[[`, 0, "score"))]]
   best_total <- best$total
   if (is.null(best_total)) {
     best_total <- accumulate_stats(x, y, best$map, a$intercept, chunk_size, a$threads, FALSE, w)
@@ -224,7 +226,7 @@ ridge_cv <- function(a, m, candidates, foldid, auto, chunk_size, cl) {
   sel <- cv_select(cvm, cvsd, lambda)
   fit <- ridge_from_stats(best_total, list(lambda = sel$lambda_min))
   fit <- add_fitted(fit, x, y, chunk_size, a$threads, m$offset)
-  search <- cv_search(candidates, cvm, lambda, sel, 1, auto, m$median, n)
+  search <- cv_search(candidates, cvm, lambda, sel, 1, cv$multiple, m$median, n)
   fit <- add_model_info(fit, m, search)
   fit$call <- cl
   new_cv(lambda, candidates, cvm, cvsd, sel, fit, cl, foldid = foldid, auto = auto)

@@ -1,7 +1,8 @@
 # Layer 7 (families): rff_cv() for the GLM families.
 
 # rff_cv() for a GLM family: every candidate lengthscale (sharing the draws
-# of one map) is fitted over the lambda path on all rows and on each fold
+# of one map; for "auto", those of the downhill walk of lengthscale_walk())
+# is fitted over the lambda path on all rows and on each fold
 # (the held-out rows weighted 0), the measure is taken on the held-out rows,
 # and the best pair and lambda_1se are chosen as for ridge regression (for
 # AUC, larger is better).
@@ -23,27 +24,24 @@ glm_cv <- function(cl, x, y, family, type.measure, folds, lambda, lengthscale, m
     list(g$map$lengthscale) else check_candidates(lengthscale, d, g$x)
   if (is.null(candidates)) candidates <- list(g$map$lengthscale)
   foldid <- check_foldid(foldid, folds, n)
-  nl <- length(candidates)
-  cvm <- cvsd <- NULL
-  best_r <- NULL
-  best_val <- Inf
   sgn <- if (measure == "auc") -1 else 1
-  for (ci in seq_len(nl)) {
-    r <- glm_fit_candidate(g, rescale_map(g$map, candidates[[ci]]), foldid, measure)
-    if (is.null(g$path$lambda)) g$path$lambda <- r$lambda
-    if (is.null(cvm)) cvm <- cvsd <- matrix(NA_real_, length(r$lambda), nl)
-    cvm[, ci] <- r$cv$cvm
-    cvsd[, ci] <- r$cv$cvsd
-    v <- min(sgn * r$cv$cvm, na.rm = TRUE)
-    if (v < best_val) {
-      best_val <- v
-      best_r <- r
-    }
-    r <- NULL
+  walk <- auto && is.null(map)
+  fit_one <- function(ls, ci) {
+    r <- glm_fit_candidate(g, rescale_map(g$map, ls), foldid, measure)
+    # the path of the first lengthscale scored serves all of them
+    if (is.null(g$path$lambda)) g$path$lambda <<- r$lambda
+    list(score = min(sgn * r$cv$cvm, na.rm = TRUE), cvm = r$cv$cvm, cvsd = r$cv$cvsd, r = r)
   }
+  cv <- cv_lengthscales(candidates, if (walk) g$median, fit_one)
+  candidates <- cv$candidates
+  best_r <- cv$cols[[which.min(vapply(cv$cols, `[[`, 0, "score"))]]$r
   lam <- best_r$lambda
+  L <- length(lam)
+  cvm <- vapply(cv$cols, function(c) c$cvm[seq_len(L)], numeric(L))
+  cvsd <- vapply(cv$cols, function(c) c$cvsd[seq_len(L)], numeric(L))
+  dim(cvm) <- dim(cvsd) <- c(L, length(candidates))
   sel <- cv_select(cvm, cvsd, lam, sgn)
-  g$search <- cv_search(candidates, cvm, lam, sel, sgn, auto, g$median, n)
+  g$search <- cv_search(candidates, cvm, lam, sel, sgn, cv$multiple, g$median, n)
   fit <- glm_result(g, best_r, measure, best = sel$best[["lambda"]])
   fit$call <- cl
   new_cv(lam, candidates, cvm, cvsd, sel, fit, cl, foldid = foldid, auto = auto,

@@ -94,14 +94,13 @@ default_D <- function(n) {
   as.integer(max(2, 2 * round(D / 2)))
 }
 
-# Multiples of the median heuristic that rff_cv() compares for lengthscale
-# = "auto".
-auto_multipliers <- 2^seq(-1, 2, by = 0.5)
-
 # The range of j in the multiples 2^(j / 2) of the median heuristic that
-# the downhill walk of lengthscale = "auto" in rff_ridge() and rff_glm()
-# may reach (select_lengthscale()): 1/8 to 16.
+# the downhill walk of lengthscale = "auto" may reach (lengthscale_walk()):
+# 1/8 to 16.
 auto_steps <- c(-6L, 8L)
+
+# The multiples the walk may visit.
+auto_multipliers <- 2^(seq(auto_steps[1L], auto_steps[2L]) / 2)
 
 # The walk stops after a step that improves the criterion by less than this
 # fraction of it: far below the sampling error of a cross-validated error.
@@ -109,8 +108,8 @@ auto_flat <- 1e-3
 
 # Rows on which lengthscale = "auto" scores its candidates in rff_ridge():
 # all of them up to 10,000, else a random subsample large enough to
-# choose from and small enough that the candidates' statistics cost about
-# half the final fit's (each candidate also pays one eigendecomposition and
+# choose from and small enough that the statistics of k candidates cost
+# about half the final fit's (each candidate also pays one eigendecomposition and
 # a leave-one-out pass, whatever the rows).
 auto_rows <- function(n, k) {
   if (n <= 10000L) return(n)
@@ -155,8 +154,9 @@ fit_map <- function(d, map, ...) {
 # defaults: D = default_D(n) and lengthscale "auto". A numeric or "median"
 # lengthscale gives the map; "auto" gives `map` drawn at lengthscale 1 (the
 # common random numbers) and the `candidates` to rescale it to: the median
-# heuristic times auto_multipliers. The arc-cosine kernel, which a
-# lengthscale only rescales (lambda absorbs that), takes "auto" as 1.
+# heuristic times auto_multipliers, which the downhill walk visits. The
+# arc-cosine kernel, which a lengthscale only rescales (lambda absorbs
+# that), takes "auto" as 1.
 model_map <- function(x, map, args, caller) {
   if (!is.null(map)) {
     return(list(map = do.call(fit_map, c(list(ncol(x), map), args)), candidates = NULL))

@@ -122,16 +122,9 @@ ridge_rows_fit <- function(m, map, rows, path, intercept, chunk_size, threads, c
 }
 
 # lengthscale = "auto" in rff_ridge() (and the ridge search of rff_glm()):
-# the candidates are the median heuristic times 2^(j / 2), and the search
-# walks downhill from j = 0: it scores j = -1, 0, 1 and, while the best
-# scored candidate is the smallest (largest) scored, the next smaller
-# (larger), within auto_steps. It stops at a candidate both of whose
-# neighbours score worse, at a bound, or after a step that improved the
-# criterion by less than the fraction auto_flat (a flat criterion, as
-# towards the linear limit of large lengthscales): where the criterion is
-# unimodal along the grid, the minimum of the whole grid (to that
-# fraction) for 3 + (its distance from the median heuristic) candidates. Every candidate rescales the same base
-# draws (common random numbers) and is fitted over the lambda path by
+# the candidates are the median heuristic times 2^(j / 2), visited by the
+# downhill walk of lengthscale_walk(). Every candidate rescales the same
+# base draws (common random numbers) and is fitted over the lambda path by
 # `fit_rows(map, rows, score_only = TRUE)`; the one whose path reaches the
 # smallest criterion (LOO or GCV) wins. On more than 10,000 rows the
 # candidates are scored on a random subsample (auto_rows()) and the winner
@@ -140,45 +133,32 @@ ridge_rows_fit <- function(m, map, rows, path, intercept, chunk_size, threads, c
 # eigenproblem as `eig` for the refit.
 select_lengthscale <- function(m, fit_rows) {
   n <- nrow(m$x)
-  nsub <- auto_rows(n, length(auto_multipliers))
+  # sized for the 7 candidates of a walk that ends 4 steps from the start
+  nsub <- auto_rows(n, 7L)
   sub <- if (nsub < n) sort(sample.int(n, nsub)) else seq_len(n)
   if (!is.null(m$weights) && !any(m$weights[sub] > 0)) sub <- seq_len(n)
-  steps <- integer()
-  score <- lambda_best <- numeric()
+  lambda_best <- numeric()
   best_fit <- NULL
+  best_score <- Inf
   crit <- NULL
-  score_step <- function(j) {
+  walk <- lengthscale_walk(function(j) {
     f <- fit_rows(rescale_map(m$map, m$median * 2^(j / 2)), sub, score_only = TRUE)
     crit <<- f$criterion
     g <- if (crit == "LOO") f$loo else f$gcv
     g <- if (is.matrix(g)) rowSums(g) else g
-    if (length(sub) == n && (!length(score) || g[f$best] < min(score))) best_fit <<- f
-    steps <<- c(steps, j)
-    score <<- c(score, g[f$best])
     lambda_best <<- c(lambda_best, f$lambda_best)
-  }
-  for (j in c(0L, -1L, 1L)) score_step(j)
-  repeat {
-    i <- which.min(score)
-    b <- steps[i]
-    # a step that gained less than 0.1% of the criterion: it is flat there
-    flat <- length(steps) > 3L && i == length(steps) &&
-      score[i] > (1 - auto_flat) * min(score[-i])
-    if (flat) break
-    if (b == min(steps) && b > auto_steps[1L]) {
-      score_step(b - 1L)
-    } else if (b == max(steps) && b < auto_steps[2L]) {
-      score_step(b + 1L)
-    } else break
-  }
-  o <- order(steps)
-  best <- match(steps[which.min(score)], steps[o])
-  table <- search_table(as.list(m$median * 2^(steps[o] / 2)), 2^(steps[o] / 2),
-                        lambda_best[o], score[o], tolower(crit))
+    if (length(sub) == n && g[f$best] < best_score) {
+      best_fit <<- f
+      best_score <<- g[f$best]
+    }
+    g[f$best]
+  })
+  table <- search_table(as.list(m$median * 2^(walk$steps / 2)), 2^(walk$steps / 2),
+                        lambda_best[walk$order], walk$score, tolower(crit))
   # a fit scored from the features alone is refitted with its statistics,
   # without solving its eigenproblem again
   scored <- !is.null(best_fit) && is.null(best_fit$normal$A)
-  list(best = best, rows = length(sub), median = m$median, criterion = crit,
+  list(best = walk$best, rows = length(sub), median = m$median, criterion = crit,
        table = table, fit = if (length(sub) == n && !scored) best_fit else NULL,
        eig = if (scored) best_fit$eigen else NULL)
 }

@@ -65,3 +65,23 @@ ref_cv_sse <- function(Z, Y, foldid, lambda, intercept = TRUE) {
 cv_tol <- function(Z, Y, lambda, sse, intercept = TRUE) {
   ridge_tol(Z, lambda, intercept) * sum(as.matrix(Y)^2) / min(sse)
 }
+
+# The downhill walk of lengthscale = "auto" over the multiples 2^(j / 2) of
+# the median heuristic l0, on the criteria of every multiple computed
+# independently: j = 0, -1, 1, then onward while the best is at an end,
+# within [-6, 8], stopping after a step that gains less than 0.1%.
+expected_walk <- function(score_of) {
+  steps <- c(0L, -1L, 1L)
+  score <- vapply(steps, score_of, 0)
+  repeat {
+    i <- which.min(score)
+    if (length(steps) > 3L && i == length(steps) && score[i] > (1 - 1e-3) * min(score[-i])) break
+    b <- steps[i]
+    nxt <- if (b == min(steps) && b > -6L) b - 1L else if (b == max(steps) && b < 8L) b + 1L else NA
+    if (is.na(nxt)) break
+    steps <- c(steps, nxt)
+    score <- c(score, score_of(nxt))
+  }
+  o <- order(steps)
+  list(steps = steps[o], score = score[o], best = which.min(score[o]))
+}

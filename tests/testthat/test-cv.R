@@ -268,3 +268,47 @@ test_that("held-out errors from the Gram matrix equal those from the folds' stat
     }
   }
 })
+
+test_that("lengthscale \"auto\" walks over the multiples of the median heuristic by CV", {
+  set.seed(41)
+  n <- 80
+  x <- matrix(rnorm(2 * n), n, 2)
+  y <- sin(2 * x[, 1]) + rnorm(n, sd = 0.2)
+  foldid <- rep_len(1:4, n)
+  set.seed(42)
+  cv <- rff_cv(x, y, foldid = foldid, D = 30, nlambda = 6, progress = FALSE)
+  xs <- unclass(scale(x))[, ]
+  l0 <- median(dist(xs))
+  set.seed(42)
+  base <- rff_map(2, D = 30, lengthscale = 1)
+  # each multiple cross-validated on its own, on the path rff_cv() used
+  cv_at <- function(j) {
+    mp <- base
+    mp$omega <- base$omega / (2^(j / 2) * l0)
+    mp$lengthscale <- 2^(j / 2) * l0
+    rff_cv(xs, y, foldid = foldid, map = mp, lambda = cv$lambda, standardize = FALSE,
+           progress = FALSE)$cvm[, 1]
+  }
+  walk <- expected_walk(function(j) min(cv_at(j)))
+  expect_equal(unlist(cv$lengthscale), 2^(walk$steps / 2) * l0)
+  expect_identical(ncol(cv$cvm), length(walk$steps))
+  for (i in seq_along(walk$steps)) {
+    expect_equal(unname(cv$cvm[, i]), cv_at(walk$steps[i]), tolerance = 1e-10)
+  }
+  expect_identical(cv$best[["lengthscale"]], walk$best)
+  st <- cv$fit$lengthscale_search$table
+  expect_equal(st$multiple, 2^(walk$steps / 2))
+  expect_equal(st$cv, unname(apply(cv$cvm, 2, min)))
+  expect_equal(summary(cv)$table$cvm, unname(apply(cv$cvm, 2, min)))
+  # the GLM families walk too
+  set.seed(43)
+  yb <- factor(x[, 1]^2 + rnorm(n, sd = 0.3) > 1)
+  cg <- rff_cv(x, yb, family = "binomial", foldid = foldid, D = 30, nlambda = 5,
+               progress = FALSE)
+  expect_true(length(cg$lengthscale) >= 3L)
+  m <- round(2 * log2(unlist(cg$lengthscale) / l0))
+  expect_equal(m, seq(min(m), max(m)))
+  expect_true(all(c(-1, 0, 1) %in% m))
+  best <- apply(cg$cvm, 2, min)
+  expect_identical(cg$best[["lengthscale"]], unname(which.min(best)))
+})

@@ -377,26 +377,6 @@ test_that("standardize: a fit on (x - center) / scale, applied by predict; const
   expect_true(all(is.finite(predict(fc, xc[1:3, ]))))
 })
 
-# The downhill walk of lengthscale = "auto" over the multiples 2^(j / 2) of
-# the median heuristic l0, on the criteria of every multiple computed
-# independently: j = 0, -1, 1, then onward while the best is at an end,
-# within [-6, 8], stopping after a step that gains less than 0.1%.
-expected_walk <- function(score_of) {
-  steps <- c(0L, -1L, 1L)
-  score <- vapply(steps, score_of, 0)
-  repeat {
-    i <- which.min(score)
-    if (length(steps) > 3L && i == length(steps) && score[i] > (1 - 1e-3) * min(score[-i])) break
-    b <- steps[i]
-    nxt <- if (b == min(steps) && b > -6L) b - 1L else if (b == max(steps) && b < 8L) b + 1L else NA
-    if (is.na(nxt)) break
-    steps <- c(steps, nxt)
-    score <- c(score, score_of(nxt))
-  }
-  o <- order(steps)
-  list(steps = steps[o], score = score[o], best = which.min(score[o]))
-}
-
 test_that("the lengthscale walk on designed criteria: down, up, flat, and to the bounds", {
   # the criterion as a function of j, the multiple 2^(j / 2) of l0 = 2
   walk_on <- function(crit) {
