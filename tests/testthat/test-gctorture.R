@@ -57,7 +57,20 @@ torture_calls <- list(
                             c(1L, 2L, 2L, 1L, 2L, 1L), "multinomial", NULL, NULL, B,
                             c(0.1, -0.1), 4L, 2L, TRUE)),
   list("rff_glm_pass", list(tx, NULL, nys_map, c(0, 2, 1, 0, 3, 1), "poisson", NULL, NULL,
-                            B[1:4, 1, drop = FALSE], 0.3, 4L, 1L, FALSE))
+                            B[1:4, 1, drop = FALSE], 0.3, 4L, 1L, FALSE)),
+  # the L-BFGS on 6 rows in a 3-dimensional span, 2 classes, with curvature
+  # pairs and the current point handed in
+  list("rff_glm_lbfgs", list(tx %*% matrix(c(1, 0.5, -0.3, 0.2, 1, 0.4), 2), c(1L, 2L, 2L, 1L, 2L, 1L),
+                             "multinomial", NULL, c(1, 2, 0, 1, 1, 3), 8, matrix(0, 4, 2), 0.05,
+                             c(2, 1e12), matrix(1 / (1:6 + 0.05), 3), diag(2), c(0.1, 0, -0.1), TRUE,
+                             list(epsilon = 1e-8, maxit = 30L),
+                             list(S = matrix(0.01 * (1:16), 8, 2), Y = matrix(0.02 * (16:1), 8, 2),
+                                  lambda = 0.1), NULL)),
+  list("rff_glm_lbfgs", list(tx, c(0, 1, 1, 0, 1, 0), "binomial", matrix(0.1, 6, 1), NULL, 6,
+                             matrix(0, 3, 1), 0.01, 4, matrix(c(1.2, 0.8)), matrix(1), c(0, 0),
+                             FALSE, list(epsilon = 1e-8, maxit = 30L), NULL,
+                             list(f = 0.7, g = matrix(c(0, 0.1, -0.1)), eta = matrix(0.1, 6, 1),
+                                  loss = 4.2)))
 )
 
 call_routine <- function(tc) {
