@@ -85,3 +85,11 @@ expected_walk <- function(score_of) {
   o <- order(steps)
   list(steps = steps[o], score = score[o], best = which.min(score[o]))
 }
+
+# The map drawn at lengthscale 1 (`base`) at lengthscale l: its frequencies
+# divided by l, computed here apart from the package's rescale_map().
+map_at <- function(base, l) {
+  base$omega <- base$omega / l
+  base$lengthscale <- l
+  base
+}

@@ -283,11 +283,8 @@ test_that("lengthscale \"auto\" walks over the multiples of the median heuristic
   base <- rff_map(2, D = 30, lengthscale = 1)
   # each multiple cross-validated on its own, on the path rff_cv() used
   cv_at <- function(j) {
-    mp <- base
-    mp$omega <- base$omega / (2^(j / 2) * l0)
-    mp$lengthscale <- 2^(j / 2) * l0
-    rff_cv(xs, y, foldid = foldid, map = mp, lambda = cv$lambda, standardize = FALSE,
-           progress = FALSE)$cvm[, 1]
+    rff_cv(xs, y, foldid = foldid, map = map_at(base, 2^(j / 2) * l0), lambda = cv$lambda,
+           standardize = FALSE, progress = FALSE)$cvm[, 1]
   }
   walk <- expected_walk(function(j) min(cv_at(j)))
   expect_equal(unlist(cv$lengthscale), 2^(walk$steps / 2) * l0)

@@ -434,10 +434,8 @@ test_that("lengthscale \"auto\": a downhill walk from the median heuristic on th
     set.seed(31)
     base <- rff_map(3, D = 40, lengthscale = 1)
     fit_at <- function(j) {
-      mp <- base
-      mp$omega <- base$omega / (2^(j / 2) * l0)
-      mp$lengthscale <- 2^(j / 2) * l0
-      rff_ridge(xs, dat$y, map = mp, nlambda = 10, standardize = FALSE, progress = FALSE)
+      rff_ridge(xs, dat$y, map = map_at(base, 2^(j / 2) * l0), nlambda = 10,
+                standardize = FALSE, progress = FALSE)
     }
     walk <- expected_walk(function(j) min(fit_at(j)$loo))
     s <- fit$lengthscale_search
