@@ -5,7 +5,7 @@
 # more than 10% slower (target 8 of the interactive-speed work).
 # Workloads: quakes `rff_ridge(mag ~ .)` (fewer rows than features: the
 # n x n eigenproblems), mlbench::Vehicle `rff_glm(Class ~ .)`, and
-# `rff_ridge()` on 20,000 x 10 simulated rows (more rows than features:
+# `rff_ridge()` on 10,000 x 10 simulated rows (more rows than features:
 # featurization and Z'Z on rff's threads).
 # Run after `make install`: `Rscript bench/load.R` (writes
 # bench/RESULTS-load.md; `--out FILE` elsewhere).
@@ -34,14 +34,14 @@ vehicle <- if (requireNamespace("mlbench", quietly = TRUE)) {
   e$Vehicle[sample(nrow(e$Vehicle), 634), ]
 }
 sim <- local({
-  x <- matrix(rnorm(20000 * 10), 20000)
-  list(x = x, y = sin(x[, 1]) + x[, 2] * x[, 3] + rnorm(20000, sd = 0.3))
+  x <- matrix(rnorm(10000 * 10), 10000)
+  list(x = x, y = sin(x[, 1]) + x[, 2] * x[, 3] + rnorm(10000, sd = 0.3))
 })
 work <- list(
   "quakes (750), rff_ridge" = function(th) rff_ridge(mag ~ ., quakes[qi, ], progress = FALSE, threads = th),
   "Vehicle (634), rff_glm" = if (!is.null(vehicle))
     function(th) rff_glm(Class ~ ., vehicle, progress = FALSE, threads = th),
-  "simulated (20,000 x 10), rff_ridge" = function(th) rff_ridge(sim$x, sim$y, progress = FALSE, threads = th))
+  "simulated (10,000 x 10), rff_ridge" = function(th) rff_ridge(sim$x, sim$y, progress = FALSE, threads = th))
 work <- Filter(Negate(is.null), work)
 
 default_threads <- rff_blas_info()$threads
