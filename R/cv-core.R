@@ -77,7 +77,8 @@ lengthscale_walk <- function(score_of) {
   for (j in c(0L, -1L, 1L)) add(j)
   repeat {
     i <- which.min(score)
-    if (!length(i)) break
+    # at most every step of the range, once
+    if (!length(i) || length(steps) > diff(auto_steps)) break
     b <- steps[i]
     # a step that gained less than auto_flat: the score is flat there
     if (length(steps) > 3L && i == length(steps) &&
