@@ -36,6 +36,7 @@ static void sym_norm_ws_init(sym_norm_ws *ws, int n)
 static double sym_spectral_norm(sym_norm_ws *ws, const double *src)
 {
     int n = ws->n;
+    rff_check_finite(src, (R_xlen_t) n * n, "the kernel or error matrix");
     if (src != ws->a) memcpy(ws->a, src, (size_t) n * n * sizeof(double));
     double vl = 0.0, vu = 0.0, abstol = 0.0, zdummy = 0.0;
     int il = 1, iu = n, nfound, ldz = 1, info;
@@ -43,6 +44,8 @@ static double sym_spectral_norm(sym_norm_ws *ws, const double *src)
                      &nfound, ws->w, &zdummy, &ldz, ws->isuppz, ws->work,
                      &ws->lwork, ws->iwork, &ws->liwork, &info FCONE FCONE FCONE);
     if (info != 0) Rf_error("LAPACK dsyevr failed (info = %d)", info);
+    if (nfound != n)
+        Rf_error("LAPACK dsyevr found %d of %d eigenvalues", nfound, n);
     /* eigenvalues come in ascending order */
     double lo = fabs(ws->w[0]), hi = fabs(ws->w[n - 1]);
     return lo > hi ? lo : hi;

@@ -273,6 +273,18 @@ static R_INLINE void rff_check_real_matrix(SEXP x, const char *what)
         Rf_error("`%s` must be a double matrix", what);
 }
 
+/* LAPACK's symmetric eigensolvers never return on NaN input and its
+   factorizations give garbage on it: every matrix handed to LAPACK is
+   checked first, as base R's eigen() does. */
+static R_INLINE void rff_check_finite(const double *a, R_xlen_t len,
+                                      const char *what)
+{
+    for (R_xlen_t i = 0; i < len; i++)
+        if (!R_FINITE(a[i]))
+            Rf_error("`%s` has a missing or infinite value (element %.0f)",
+                     what, (double) i + 1);
+}
+
 /* A lengthscale of length 1 or d, positive and finite. */
 static R_INLINE const double *rff_check_lengthscale(SEXP ls, int d)
 {

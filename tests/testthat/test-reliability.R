@@ -169,3 +169,33 @@ test_that("a map with an element removed gives an rff_error or the same features
     }
   }
 })
+
+test_that("LAPACK is never handed a missing value: an error, not a hang or garbage", {
+  # dsyevr loops for ever on NaN (ignoring Ctrl-C) or returns uninitialized
+  # eigenvalues: both end in the time limit or a failed check here
+  res <- child_ok('
+msg <- function(expr) tryCatch({ expr; "no error" }, error = function(e) conditionMessage(e))
+set.seed(1)
+A <- crossprod(matrix(rnorm(200), 20))
+bad <- A; bad[3, 3] <- NaN
+stopifnot(grepl("missing or infinite", msg(.Call(rff:::C_rff_ridge_eigen, bad))))
+stopifnot(grepl("missing or infinite", msg(.Call(rff:::C_rff_ridge_eigen, matrix(NaN, 10, 10)))))
+bad[3, 3] <- Inf
+stopifnot(grepl("missing or infinite", msg(.Call(rff:::C_rff_ridge_eigen, bad))))
+stopifnot(grepl("missing or infinite", msg(.Call(rff:::C_rff_ridge_chol, bad, A[, 1:2], 0.1))))
+B <- A[, 1:2]; B[1] <- NA
+stopifnot(grepl("missing or infinite", msg(.Call(rff:::C_rff_ridge_chol, A, B, 0.1))))
+# finite input: the eigenvalues and the solve of base R
+e <- .Call(rff:::C_rff_ridge_eigen, A)
+stopifnot(isTRUE(all.equal(e$values, rev(eigen(A, symmetric = TRUE)$values), tolerance = 1e-10)))
+r <- .Call(rff:::C_rff_ridge_chol, A, A[, 1:2], 0.1)
+stopifnot(isTRUE(all.equal(r$coefficients, solve(A + diag(0.1, 10), A[, 1:2]), tolerance = 1e-10)))
+# the spectral-norm error of rff_kernel_error() goes through dsyevr too
+K <- rff_kernel(matrix(1:3))
+K[2, 2] <- NaN
+stopifnot(grepl("missing or infinite", msg(.Call(rff:::C_rff_kernel_error, matrix(1:3 + 0), NULL, K,
+  rff_map(1, D = 4), 1L, FALSE, TRUE, 1L))))
+cat("DONE\\n")
+', timeout = 60)
+  expect_true(res$ok, label = res$output)
+})
