@@ -196,6 +196,7 @@ glm_accuracy <- function(object) {
 #' @rdname predict.rff_glm
 #' @export
 summary.rff_glm <- function(object, ...) {
+  check_fit(object)
   i <- object$best
   out <- list(call = object$call, family = object$family, map = object$map,
               n = object$n, lambda = object$lambda_best, deviance = object$deviance[i],
