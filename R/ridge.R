@@ -253,6 +253,10 @@ rff_ridge.rff_stats <- function(x, lambda = NULL, nlambda = 50,
                              names(list(...))[1L]))
   }
   check_stats(x, "x")
+  if (x$n < 1 || !(stats_wsum(x) > 0)) {
+    rff_abort("x", sprintf("`x` holds the statistics of no rows of positive weight (n = %s)",
+                           format(x$n)))
+  }
   path <- check_path(lambda, nlambda, lambda_min_ratio)
   fit <- ridge_from_stats(x, path)
   fit$call <- cl
