@@ -53,19 +53,27 @@ check_candidates <- function(lengthscale, d, x = NULL) {
 # Centre and scale of each column of x (weighted means and standard
 # deviations with weights; the plain sd() without). A constant column gets
 # scale 1, so that it is centred to zero and plays no part in the kernel,
-# and a message says so.
+# and a message says so. Columns are divided by their largest absolute
+# value and weights by theirs first, so that neither the weighted sums nor
+# the squared deviations overflow (columns spread over 1e154 and more).
 standardization <- function(x, weights = NULL) {
   n <- nrow(x)
-  w <- if (is.null(weights)) rep(1, n) else weights
+  w <- if (is.null(weights)) rep(1, n) else weights / max(weights)
   W <- sum(w)
-  center <- colSums(x * w) / W
-  dev <- x - rep(center, each = n)
+  big <- apply(abs(x), 2L, max)
+  big[!(big > 0)] <- 1
+  xs <- x / rep(big, each = n)
+  center <- colSums(xs * w) / W
+  dev <- xs - rep(center, each = n)
   npos <- sum(w > 0)
   scale <- sqrt(colSums(w * dev^2) / W * npos / max(npos - 1, 1))
   constant <- !is.finite(scale) | scale <= 1e-10 * pmax(abs(center), 1e-300)
+  center <- center * big
+  scale <- pmin(scale * big, .Machine$double.xmax)
   if (any(constant)) {
     nm <- colnames(x)
-    if (is.null(nm)) nm <- paste0("column ", seq_len(ncol(x)))
+    if (is.null(nm)) nm <- character(ncol(x))
+    nm[!nzchar(nm)] <- paste0("column ", which(!nzchar(nm)))
     message(sprintf(
       "standardize: %s %s constant; %s centred to zero and take%s no part in the kernel",
       paste0("\"", nm[constant], "\"", collapse = ", "),

@@ -397,3 +397,35 @@ test_that("predict() and summary() check the map and path a fit keeps", {
   f$normal$A[1, 1] <- NaN
   expect_error(predict(f, x[1:5, ], lambda = 0.123), class = "rff_error")
 })
+
+test_that("standardization scales of columns spread over 1e154 and more do not overflow", {
+  set.seed(1)
+  x <- matrix(rnorm(400), 200)
+  y <- sin(x[, 1]) + rnorm(200, sd = .1)
+  b <- rnorm(200)
+  for (k in c(1e-200, 1e160, 1e300)) {
+    expect_silent(s <- rff:::standardization(cbind(x, big = b * k)))
+    # sd() of the column before it was multiplied, times the factor
+    expect_equal(unname(s$scale[3]), sd(b) * k, tolerance = 1e-12)
+    expect_equal(unname(s$center[3]), mean(b) * k, tolerance = 1e-10)
+  }
+  sw <- rff:::standardization(cbind(b * 1e300), weights = rep(c(1, 3), 100))
+  w <- rep(c(1, 3), 100)
+  mw <- sum(w * b) / sum(w)
+  expect_equal(sw$center, mw * 1e300, tolerance = 1e-10)
+  expect_equal(sw$scale, sqrt(sum(w * (b - mw)^2) / sum(w) * 200 / 199) * 1e300, tolerance = 1e-10)
+  # so a fit is the same whatever units the column is in
+  set.seed(5)
+  f1 <- rff_ridge(cbind(x, big = b * 1e160), y, D = 50, lengthscale = 1, progress = FALSE)
+  set.seed(5)
+  f2 <- rff_ridge(cbind(x, big = b), y, D = 50, lengthscale = 1, progress = FALSE)
+  expect_equal(fitted(f1), fitted(f2), tolerance = 1e-8)
+  r2 <- 1 - sum(residuals(f1)^2) / sum((y - mean(y))^2)
+  expect_gt(r2, 0.5)
+})
+
+test_that("the message on a constant column names an unnamed column by its number", {
+  set.seed(2)
+  x <- cbind(a = rnorm(20), 5)
+  expect_message(rff:::standardization(x), "\"column 2\" is constant")
+})
