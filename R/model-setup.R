@@ -127,12 +127,17 @@ model_setup <- function(a, standardize, weights, offset, map, args, caller,
   n <- nrow(a$x)
   standardize <- check_flag(standardize, "standardize")
   weights <- check_weights(weights, n)
+  # weights act through their proportions: divided by the largest, so that
+  # neither 1e-310 (subnormal sums) nor 1e308 (overflowing sums) change the fit
+  given <- weights
+  if (!is.null(weights)) weights <- weights / max(weights)
   gaussian <- identical(family, "gaussian")
   offset <- check_offset(offset, n, if (gaussian) ncol(a$y) else 1L, family)
   y <- if (gaussian && !is.null(offset)) a$y - offset else a$y
   std <- if (standardize) standardization(a$x, weights) else NULL
   x <- standardize_rows(a$x, std)
-  c(list(x = x, y = y, weights = weights, offset = offset, std = std),
+  c(list(x = x, y = y, weights = weights, weights_given = given,
+         weight_scale = if (is.null(given)) 1 else max(given), offset = offset, std = std),
     model_map(x, map, args, caller))
 }
 

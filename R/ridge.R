@@ -73,8 +73,11 @@
 #' **Weights and offsets.** With `weights` w_i (non-negative) the fit
 #' minimizes sum w_i (y_i - f(x_i))^2 + W lambda |beta|^2, W = sum w_i, so
 #' weights act through their proportions only, as in glmnet; the weighted
-#' statistics are accumulated in C. RSS and the criteria are weighted
-#' (GCV = n^2 RSS / (W (n - df)^2)). An `offset` is subtracted from the
+#' statistics are accumulated in C. The weights are divided by the largest
+#' first (so weights near the ends of the double range fit as any other
+#' multiple of them): RSS, `tss` and `sigma` are those of the weights so
+#' rescaled, and the criteria are weighted (GCV = n^2 RSS / (W (n - df)^2),
+#' the same for every multiple of the weights). An `offset` is subtracted from the
 #' response before fitting and added to fitted values and predictions
 #' (`newoffset` in [predict()]; a formula's `offset()` terms and `offset`
 #' argument are evaluated in `newdata`).

@@ -602,3 +602,31 @@ test_that("summary prints one number style and no blank header line", {
   expect_false(any(grepl("^ +$", out)))
   expect_true(any(grepl("Residual standard error: .*, R-squared: .*, GCV: ", out)))
 })
+
+test_that("extreme weights act through their proportions, as any multiple of them", {
+  dat <- make_data(n = 70)
+  m <- rff_map(3, D = 16, lengthscale = 1.5)
+  Z <- unclass(rff_features(dat$x, map = m))[, ]
+  by_hand <- function(w, lambda) {
+    w <- w / max(w)
+    W <- sum(w)
+    zbar <- colSums(Z * w) / W
+    Zc <- sweep(Z, 2, zbar)
+    solve(crossprod(Zc * w, Zc) + W * lambda * diag(16),
+          crossprod(Zc, w * (dat$y - sum(w * dat$y) / W)))
+  }
+  one <- rff_ridge(dat$x, dat$y, map = m, progress = FALSE)
+  for (w in list(rep(1e-310, 70), rep(1e-320, 70), rep(1e300, 70))) {
+    f <- rff_ridge(dat$x, dat$y, map = m, weights = w, progress = FALSE)
+    expect_equal(f$lambda_best, one$lambda_best, tolerance = 1e-10)
+    expect_true(all(is.finite(f$coefficients)))
+    expect_equal(f$coefficients, one$coefficients, tolerance = 1e-8)
+    expect_equal(predict(f, dat$x[1:5, ]), predict(one, dat$x[1:5, ]), tolerance = 1e-8)
+  }
+  w <- c(1e308, 1e308, rep(1, 68))
+  f <- rff_ridge(dat$x, dat$y, map = m, weights = w, lambda = 0.01, standardize = FALSE,
+                 progress = FALSE)
+  expect_equal(drop(f$coefficients), drop(by_hand(w, 0.01)), tolerance = 1e-8)
+  f <- rff_ridge(dat$x, dat$y, map = m, weights = w, lambda = c(0.1, 0.01), progress = FALSE)
+  expect_true(all(is.finite(f$coefficients)))
+})
