@@ -184,6 +184,8 @@ SEXP rff_kernel_error(SEXP x, SEXP y, SEXP K, SEXP source, SEXP reps_,
             rff_spec_draw(&spec, (double *) fm.omega, (double *) fm.phase);
             PutRNGstate();
         }
+        rff_check_projections(&fm, px, n, n);
+        if (!symmetric) rff_check_projections(&fm, py, m, m);
         if (keep) est = REAL(estimate) + (R_xlen_t) r * nm;
         if (symmetric) {
             rff_featurize(&fm, px, n, n, zx, n, threads);

@@ -212,6 +212,9 @@ void rff_fmap_from_list(SEXP map, rff_fmap *out);
 /* The start of the routines that featurize x through map: map read into fm,
    x (unless R_NilValue) checked against it; returns the threads to use. */
 int rff_featurize_args(SEXP x, SEXP map, SEXP threads, rff_fmap *fm);
+/* An rff_error naming `x` when a Fourier or arc-cosine feature of the n
+   rows of x (leading dimension ldx) could overflow (|omega'x| > 1e300). */
+void rff_check_projections(const rff_fmap *fm, const double *x, int ldx, int n);
 /* Whether rff_featurize_rows() can featurize a block on any thread by
    itself (no workspace, no R); otherwise only rff_featurize() may. */
 int rff_fmap_blockwise(const rff_fmap *map);
