@@ -147,7 +147,7 @@ rff_kernel_error <- function(x, y = NULL, map = NULL, D = 500,
   check_alloc(total, 8, arg = "reps")
   if (keep) check_alloc(as.double(n) * m, total, arg = "keep")
   # every spec has the same kernel parameters: the exact kernel is computed once
-  K <- exact_kernel(x, if (symmetric) x else y, specs[[1L]])
+  K <- check_kernel_values(exact_kernel(x, if (symmetric) x else y, specs[[1L]]), specs[[1L]])
   dimnames(K) <- list(rownames(x), if (symmetric) rownames(x) else rownames(y))
   spectral <- symmetric && n <= spectral_max_n()
 

@@ -122,6 +122,12 @@ accumulate_stats <- function(x, y, map, intercept, chunk_size, threads, progress
     }
   }
   nrows <- if (is.null(weights)) n else sum(weights > 0)
+  if (any(!is.finite(s$ZtZ)) || any(!is.finite(s$Zty))) {
+    # features of kernels that grow with |x| (arc-cosine of order 1)
+    rff_abort("x", paste0(
+      "the features' cross-products overflow: `x` is too large for the map's features; ",
+      "rescale `x` (or use standardize = TRUE)"))
+  }
   new_stats(s$ZtZ, s$Zty, s$zsum, s$ysum, s$yty, yshift, nrows, map, intercept,
             colnames(y), wsum = s$wsum)
 }
