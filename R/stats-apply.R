@@ -205,10 +205,24 @@ rff_stats_apply <- function(chunks, read, map, cluster = NULL, weights = NULL,
         }
         s <- r$stats
         s$map <- map
+        # statistics that cannot join the others (another number of
+        # responses, damaged ones) fail their chunk, not the whole call
+        joined <- if (is.null(total)) tryCatch(check_stats(s, "chunks"), error = identity) else
+          tryCatch(combine_stats(list(total, s), "chunks"), error = identity)
+        if (!is.null(total) && length(s$ysum) != length(total$ysum)) {
+          joined <- simpleError(sprintf(
+            "`read(chunk)$y` has %d column%s, the chunks read before it %d",
+            length(s$ysum), if (length(s$ysum) == 1L) "" else "s", length(total$ysum)))
+        }
+        if (inherits(joined, "error")) {
+          errors[i] <- if (is.null(total)) conditionMessage(joined) else
+            sub("element 2 of `chunks`", "its statistics", conditionMessage(joined), fixed = TRUE)
+          next
+        }
         done[i] <- TRUE
         errors[i] <- ""
         if (keep_chunks) kept[[i]] <- s
-        total <- if (is.null(total)) s else combine_stats(list(total, s), "chunks")
+        total <- joined
       }
       pb$set(sum(done))
     }

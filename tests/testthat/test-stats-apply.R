@@ -523,3 +523,24 @@ test_that("cluster = \"future\" without future.apply is an rff_error", {
   expect_error(rff_stats_apply(1:2, identity, rff_map(2, D = 6), cluster = "future"),
                "needs the package future.apply", class = "rff_error")
 })
+
+test_that("a chunk whose y has another number of columns fails alone, named", {
+  dat <- write_chunks()
+  on.exit(unlink(dat$dir, recursive = TRUE))
+  m <- rff_map(3, D = 20)
+  read_two_y <- function(f) {
+    d <- readRDS(f)
+    if (grepl("part-3", f)) d$y <- cbind(d$y, d$y)
+    d
+  }
+  e <- tryCatch(rff_stats_apply(dat$rds, read_two_y, m, keep_chunks = TRUE, progress = FALSE),
+                rff_error = function(e) e)
+  expect_s3_class(e, "rff_chunk_error")
+  expect_equal(e$failed, 3L)
+  expect_match(conditionMessage(e), "chunk 3 (\"", fixed = TRUE)
+  expect_match(conditionMessage(e), "`read(chunk)$y` has 2 columns, the chunks read before it 1",
+               fixed = TRUE)
+  ok <- unlist(dat$rows[-3])
+  expect_same_stats(e$partial, rff_stats(dat$x[ok, ], dat$y[ok], m))
+  expect_length(e$partial$chunks, 3)
+})
