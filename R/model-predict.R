@@ -124,6 +124,12 @@ check_fit <- function(object, arg = "object") {
   invisible(object)
 }
 
+# What the fit divided the weights by (1 without weights, and for fits
+# saved before weights were rescaled).
+weight_scale <- function(object) {
+  if (is.null(object$weight_scale)) 1 else object$weight_scale
+}
+
 # z(x)'B + a0 (m x q x k array) for a validated double matrix x in the
 # kernel's units, streamed through the map in blocks.
 predict_coef <- function(map, x, B, a0, chunk_size = NULL, threads = NULL) {
@@ -251,7 +257,10 @@ predict_model <- function(object, newdata, lambda, se.fit, interval, level, na.a
       "the fit has no residual degrees of freedom (n = %d, df = %s): no noise variance to estimate",
       object$n, format(sol$df, digits = 4)))
   }
+  # sigma^2 of the fit's rescaled weights, paired with its normal equations;
+  # a new observation of unit weight has noise variance `noise`
   sigma2 <- sol$rss[1L, 1L] / rdf
+  noise <- sigma2 * weight_scale(object)
   fit <- P[, 1L, 1L]
   names(fit) <- rows
   se <- rep(NA_real_, length(nd$keep$rows))
@@ -260,12 +269,12 @@ predict_model <- function(object, newdata, lambda, se.fit, interval, level, na.a
   names(se) <- rows
   if (interval != "none") {
     tq <- stats::qt((1 + level) / 2, rdf)
-    half <- tq * if (interval == "confidence") se else sqrt(se^2 + sigma2)
+    half <- tq * if (interval == "confidence") se else sqrt(se^2 + noise)
     fit <- cbind(fit = fit, lwr = fit - half, upr = fit + half)
     rownames(fit) <- rows
   }
   if (!se.fit) return(fit)
-  list(fit = fit, se.fit = se, df = rdf, residual.scale = sqrt(sigma2))
+  list(fit = fit, se.fit = se, df = rdf, residual.scale = sqrt(noise))
 }
 
 # The Gaussian-process variance factor of predictions at the rows of x (in

@@ -190,6 +190,9 @@ add_model_info <- function(fit, m, search) {
   fit$standardize <- m$std
   fit$has_offset <- !is.null(m$offset)
   fit$weighted <- !is.null(m$weights)
+  # the fit's RSS and normal equations are those of the weights divided by
+  # this; summary() and predict() report sigma for the weights given
+  if (!is.null(m$weights)) fit$weight_scale <- m$weight_scale
   fit$lengthscale_search <- search
   fit
 }

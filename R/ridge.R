@@ -75,9 +75,10 @@
 #' weights act through their proportions only, as in glmnet; the weighted
 #' statistics are accumulated in C. The weights are divided by the largest
 #' first (so weights near the ends of the double range fit as any other
-#' multiple of them): RSS, `tss` and `sigma` are those of the weights so
-#' rescaled, and the criteria are weighted (GCV = n^2 RSS / (W (n - df)^2),
-#' the same for every multiple of the weights). An `offset` is subtracted from the
+#' multiple of them): the fit's `rss` and `tss` are those of the weights so
+#' rescaled (`summary()` and `predict()` give RSS, sigma and intervals for
+#' the weights given), and the criteria are weighted (GCV = n^2 RSS / (W (n
+#' - df)^2), the same for every multiple of the weights). An `offset` is subtracted from the
 #' response before fitting and added to fitted values and predictions
 #' (`newoffset` in [predict()]; a formula's `offset()` terms and `offset`
 #' argument are evaluated in `newdata`).

@@ -630,3 +630,32 @@ test_that("extreme weights act through their proportions, as any multiple of the
   f <- rff_ridge(dat$x, dat$y, map = m, weights = w, lambda = c(0.1, 0.01), progress = FALSE)
   expect_true(all(is.finite(f$coefficients)))
 })
+
+test_that("weighted intervals and summaries are those of predict.lm() and lm() with the weights given", {
+  set.seed(34)
+  n <- 80
+  x <- matrix(rnorm(n * 2), n, 2)
+  y <- x[, 1] - x[, 2]^2 + rnorm(n, sd = 0.3)
+  m <- rff_map(2, D = 10, lengthscale = 2)
+  Z <- unclass(rff_features(x, map = m))[, ]
+  xnew <- matrix(rnorm(8), 4, 2)
+  nd <- list(Z = unclass(rff_features(xnew, map = m))[, ])
+  for (k in c(1, 50, 1e-3)) {
+    w <- k * runif(n, 0.5, 2)
+    fit <- rff_ridge(x, y, lambda = c(0.1, 0), map = m, weights = w, standardize = FALSE,
+                     progress = FALSE)
+    wls <- lm(y ~ Z, weights = w)
+    for (iv in c("confidence", "prediction")) {
+      p <- predict(fit, xnew, lambda = 0, interval = iv)
+      expect_equal(unname(p), unname(predict(wls, nd, interval = iv, weights = 1)), tolerance = 1e-6,
+                   label = paste(iv, k))
+    }
+    se <- predict(fit, xnew, lambda = 0, se.fit = TRUE)
+    expect_equal(se$residual.scale, summary(wls)$sigma, tolerance = 1e-6)
+    s <- summary(rff_ridge(x, y, lambda = 0, map = m, weights = w, standardize = FALSE,
+                           progress = FALSE))
+    expect_equal(unname(s$sigma), summary(wls)$sigma, tolerance = 1e-6)
+    expect_equal(unname(s$rss), sum(w * residuals(wls)^2), tolerance = 1e-6)
+    expect_equal(unname(s$r.squared), summary(wls)$r.squared, tolerance = 1e-6)
+  }
+})
