@@ -43,7 +43,7 @@
 #' set.seed(2)
 #' x <- matrix(rnorm(600), 300, 2)
 #' y <- factor(x[, 1] * x[, 2] > 0, labels = c("no", "yes"))
-#' fit <- rff_glm(x, y, D = 150, nlambda = 8, folds = 3)
+#' fit <- rff_glm(x, y, D = 100, lengthscale = 1, nlambda = 8, folds = 3)
 #' predict(fit, x[1:4, ], type = "response")
 #' predict(fit, x[1:4, ], type = "class")
 #' summary(fit)

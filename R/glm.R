@@ -136,18 +136,18 @@
 #' n <- 400
 #' x <- matrix(runif(2 * n, -1, 1), n, 2)
 #' y <- factor(ifelse(rowSums(x^2) < 0.5, "inside", "outside"))
-#' fit <- rff_glm(x, y, D = 200, nlambda = 10)
+#' fit <- rff_glm(x, y, D = 100, lengthscale = 0.5, nlambda = 10)
 #' fit
 #' mean(predict(fit, x, type = "class") == y)
 #' head(predict(fit, x, type = "response"))   # P(outside)
 #' # three classes, formula interface
 #' d <- data.frame(u = x[, 1], v = x[, 2],
 #'                 g = cut(atan2(x[, 2], x[, 1]), 3, labels = c("a", "b", "c")))
-#' fit3 <- rff_glm(g ~ u + v, data = d, D = 200, lengthscale = 0.5, lambda = 1e-3)
+#' fit3 <- rff_glm(g ~ u + v, data = d, D = 100, lengthscale = 0.5, lambda = 1e-3)
 #' table(predict(fit3, d, type = "class"), d$g)
 #' # counts
 #' cnt <- rpois(n, exp(1 + sin(3 * x[, 1])))
-#' fitp <- rff_glm(x, cnt, family = "poisson", D = 200, lengthscale = 0.5, lambda = 1e-3)
+#' fitp <- rff_glm(x, cnt, family = "poisson", D = 100, lengthscale = 0.5, lambda = 1e-3)
 #' summary(fitp)
 #' @export
 rff_glm <- function(x, ...) UseMethod("rff_glm")
