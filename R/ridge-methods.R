@@ -40,6 +40,14 @@
 #' predictions (`na.action = na.pass`, the default, or `na.exclude`);
 #' `na.omit` drops them; `na.fail` makes them an error.
 #'
+#' **Fits read from files.** `predict()` checks the map, path and
+#' standardization a fit keeps (a damaged fit is an [rff_error] naming
+#' `object`). A fit made with a formula keeps its terms, and `predict()`
+#' evaluates them in `newdata`, `offset()` expressions included, as
+#' [stats::predict.lm()] evaluates an `lm` fit's terms: like those, a fit
+#' from an `.rds` file of an untrusted source can run any code when used, so
+#' such files should not be loaded.
+#'
 #' **Arguments of other packages.** Any argument the method does not take is
 #' an `rff_error`, whose message names the right one for those of glmnet
 #' and lm: `newx` is `newdata`, `s` is `lambda`.
