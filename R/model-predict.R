@@ -126,7 +126,7 @@ check_fit <- function(object, arg = "object") {
 
 # What the fit divided the weights by (1 without weights, and for fits
 # saved before weights were rescaled).
-weight_scale <- function(object) {
+fit_weight_scale <- function(object) {
   if (is.null(object$weight_scale)) 1 else object$weight_scale
 }
 
@@ -260,7 +260,7 @@ predict_model <- function(object, newdata, lambda, se.fit, interval, level, na.a
   # sigma^2 of the fit's rescaled weights, paired with its normal equations;
   # a new observation of unit weight has noise variance `noise`
   sigma2 <- sol$rss[1L, 1L] / rdf
-  noise <- sigma2 * weight_scale(object)
+  noise <- sigma2 * fit_weight_scale(object)
   fit <- P[, 1L, 1L]
   names(fit) <- rows
   se <- rep(NA_real_, length(nd$keep$rows))

@@ -175,14 +175,14 @@ summary.rff_ridge <- function(object, ...) {
   i <- object$best
   rss <- if (is.matrix(object$rss)) object$rss[i, ] else object$rss[i]
   # in the weights given (the fit divided them by their largest)
-  rss <- rss * weight_scale(object)
+  rss <- rss * fit_weight_scale(object)
   out <- list(call = object$call, map = object$map, n = object$n,
               lambda = object$lambda, lambda_best = object$lambda_best,
               lambda_given = object$lambda_given, criterion = object$criterion,
               df = object$df[i], rss = rss,
               gcv = if (is.matrix(object$gcv)) object$gcv[i, ] else object$gcv[i],
               sigma = sqrt(rss / max(object$n - object$df[i], 1)),
-              r.squared = 1 - rss / (object$tss * weight_scale(object)),
+              r.squared = 1 - rss / (object$tss * fit_weight_scale(object)),
               residuals = object$residuals, has_intercept = object$has_intercept,
               standardize = object$standardize, weighted = object$weighted,
               has_offset = object$has_offset,
