@@ -589,8 +589,17 @@ test_that("under future's multisession plan a killed worker loses no finished ch
   dat <- write_chunks(k = 6, n_each = c(60, 90, 75, 45, 50, 70))
   on.exit(unlink(dat$dir, recursive = TRUE))
   m <- rff_map(3, D = 20)
+  # the plan drops the dead worker's connection without closing it: close
+  # the sockets opened here that are still open at the end
+  before <- getAllConnections()
   oplan <- future::plan(future::multisession, workers = 2)
-  on.exit(future::plan(oplan), add = TRUE)
+  on.exit({
+    future::plan(oplan)
+    for (i in setdiff(getAllConnections(), before)) {
+      con <- getConnection(i)
+      if (inherits(con, "sockconn")) try(close(con), silent = TRUE)
+    }
+  }, add = TRUE)
   read_or_killed <- function(f) {
     flag <- paste0(f, ".killed")
     if (grepl("part-2", f) && !file.exists(flag)) {
