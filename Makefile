@@ -2,7 +2,7 @@
 R ?= R
 LIB := .build/lib
 
-.PHONY: test demo deps document unit install sanitize valgrind bigsize bigfiles mutants stress bench clean
+.PHONY: test demo deps document unit install sanitize valgrind bigsize bigfiles mutants stress bench clean check-bare
 
 test:
 	@bash tools/check.sh
@@ -18,6 +18,12 @@ install: deps
 	mkdir -p $(LIB)
 	$(R) CMD INSTALL --no-test-load --library=$(LIB) . > .build/install.log 2>&1 || (cat .build/install.log; exit 1)
 	rm -f src/*.o src/*.so
+
+# R CMD check --as-cran with only the hard dependencies (and testthat)
+# visible to examples and tests, as CRAN checks without suggested packages;
+# vignettes not rebuilt. BARE_ARGS=--no-tests checks the examples only.
+check-bare:
+	@bash tools/check-bare.sh
 
 # the test suite on an ASan/UBSan build; any report fails
 sanitize:

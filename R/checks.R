@@ -204,6 +204,12 @@ check_y <- function(y, n, arg = "y") {
     rff_abort(arg, sprintf("`%s` must not contain missing or infinite values (%d found)",
                            arg, sum(!is.finite(y))))
   }
+  # sums of squares of larger values overflow
+  if (length(y) && max(abs(y)) > 1e140) {
+    rff_abort(arg, sprintf(paste0(
+      "`%s` has values as large as %s, whose sums of squares overflow; rescale `%s` ",
+      "(the fit is linear in it)"), arg, format(max(abs(y)), digits = 3), arg))
+  }
   y
 }
 

@@ -43,7 +43,7 @@
 #' set.seed(2)
 #' x <- matrix(rnorm(600), 300, 2)
 #' y <- factor(x[, 1] * x[, 2] > 0, labels = c("no", "yes"))
-#' fit <- rff_glm(x, y, D = 150, nlambda = 8, folds = 3)
+#' fit <- rff_glm(x, y, D = 100, lengthscale = 1, nlambda = 8, folds = 3)
 #' predict(fit, x[1:4, ], type = "response")
 #' predict(fit, x[1:4, ], type = "class")
 #' summary(fit)
@@ -196,6 +196,7 @@ glm_accuracy <- function(object) {
 #' @rdname predict.rff_glm
 #' @export
 summary.rff_glm <- function(object, ...) {
+  check_fit(object)
   i <- object$best
   out <- list(call = object$call, family = object$family, map = object$map,
               n = object$n, lambda = object$lambda_best, deviance = object$deviance[i],

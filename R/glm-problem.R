@@ -22,7 +22,9 @@ precond_rows <- function(n, D) min(n, max(2000L, D))
 glm_problem <- function(x, y, family, K, offset, weights, map, chunk_size, threads,
                         cache_mb, intercept = TRUE, reduce = FALSE) {
   n <- nrow(x)
-  Z <- if (8 * as.double(n) * map$D <= cache_mb * 2^20) .Call(C_rff_features, x, map, threads)
+  # the cache is an economy: none when it would not fit in memory
+  Z <- if (8 * as.double(n) * map$D <= cache_mb * 2^20 && fits_in_memory(n, map$D))
+    .Call(C_rff_features, x, map, threads)
   cached <- !is.null(Z)
   basis <- NULL
   if (reduce && cached && n < map$D) {

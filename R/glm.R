@@ -18,7 +18,9 @@
 #' coefficient vector and intercept per class). The intercepts a_k are not
 #' penalized. This is glmnet's objective with `alpha = 0`, so the same
 #' `lambda` on the same features gives the same coefficients; weights act
-#' through their proportions only. The deviance is 2 sum w_i (l_i -
+#' through their proportions only (the fit divides them by the largest
+#' first, so extreme weights fit as any multiple of them). The deviance
+#' (of the weights given) is 2 sum w_i (l_i -
 #' l_i(saturated)), computed from eta without forming probabilities, so
 #' fitted probabilities of 0 or 1 cannot make it infinite; complete
 #' separation of the classes is handled by the penalty (`lambda > 0`).
@@ -136,18 +138,18 @@
 #' n <- 400
 #' x <- matrix(runif(2 * n, -1, 1), n, 2)
 #' y <- factor(ifelse(rowSums(x^2) < 0.5, "inside", "outside"))
-#' fit <- rff_glm(x, y, D = 200, nlambda = 10)
+#' fit <- rff_glm(x, y, D = 100, lengthscale = 0.5, nlambda = 10)
 #' fit
 #' mean(predict(fit, x, type = "class") == y)
 #' head(predict(fit, x, type = "response"))   # P(outside)
 #' # three classes, formula interface
 #' d <- data.frame(u = x[, 1], v = x[, 2],
 #'                 g = cut(atan2(x[, 2], x[, 1]), 3, labels = c("a", "b", "c")))
-#' fit3 <- rff_glm(g ~ u + v, data = d, D = 200, lengthscale = 0.5, lambda = 1e-3)
+#' fit3 <- rff_glm(g ~ u + v, data = d, D = 100, lengthscale = 0.5, lambda = 1e-3)
 #' table(predict(fit3, d, type = "class"), d$g)
 #' # counts
 #' cnt <- rpois(n, exp(1 + sin(3 * x[, 1])))
-#' fitp <- rff_glm(x, cnt, family = "poisson", D = 200, lengthscale = 0.5, lambda = 1e-3)
+#' fitp <- rff_glm(x, cnt, family = "poisson", D = 100, lengthscale = 0.5, lambda = 1e-3)
 #' summary(fitp)
 #' @export
 rff_glm <- function(x, ...) UseMethod("rff_glm")
@@ -201,7 +203,8 @@ glm_setup <- function(x, y, family, lambda, map, intercept, standardize, weights
   check_stats_memory(m$map$D, 3, !is.null(map))
   chunk_size <- check_chunk_size(chunk_size, m$map$D)
   g <- list(x = m$x, xnames = colnames(a$x), resp = resp, family = resp$family,
-            K = resp$K, y = resp$y, weights = m$weights, offset = m$offset, path = a$path,
+            K = resp$K, y = resp$y, weights = m$weights, weights_given = m$weights_given,
+            weight_scale = m$weight_scale, offset = m$offset, path = a$path,
             intercept = a$intercept, std = m$std, cache_mb = cache_mb, control = control,
             chunk_size = chunk_size, threads = a$threads, progress = a$progress,
             map = m$map, candidates = m$candidates, median = m$median, search = NULL)
@@ -313,8 +316,10 @@ glm_result <- function(g, r, measure, best = NULL) {
   prob <- r$prob
   theta <- matrix(full$coef[, , best], prob$D + 1L, g$K)
   eta <- glm_pass(prob, theta)$eta
-  dev <- 2 * (full$loss - saturated_loss(g$family, g$y, prob$w))
-  null_dev <- glm_null_deviance(prob)
+  # the deviances of the weights given (the fit used them divided by the largest)
+  ws <- if (is.null(g$weight_scale)) 1 else g$weight_scale
+  dev <- 2 * (full$loss - saturated_loss(g$family, g$y, prob$w)) * ws
+  null_dev <- glm_null_deviance(prob) * ws
   full$coef <- lift_coef(full$coef, prob$basis)
   coef <- full$coef[-1L, , , drop = FALSE]
   a0 <- matrix(full$coef[1L, , ], g$K, L)
@@ -333,7 +338,7 @@ glm_result <- function(g, r, measure, best = NULL) {
               measure = measure, folds = if (is.null(r$foldid)) NULL else max(r$foldid),
               lambda_best = r$lambda[best], best = best, family = g$family,
               levels = g$resp$levels, linear.predictors = eta, y = g$y,
-              prior.weights = g$weights, standardize = g$std,
+              prior.weights = g$weights_given, standardize = g$std,
               lengthscale_search = g$search, has_offset = !is.null(g$offset),
               weighted = !is.null(g$weights), has_intercept = g$intercept,
               map = r$prob$map, n = sum(prob$w > 0), xnames = g$xnames,

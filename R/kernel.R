@@ -65,13 +65,19 @@ rff_kernel <- function(x, y = NULL, kernel = "gaussian", lengthscale = 1,
   check_alloc(nrow(x), nrow(y), arg = if (y_given) "y" else "x")
   spec <- list(kernel = kernel, lengthscale = lengthscale, nu = nu, order = order,
                degree = degree, offset = offset)
-  K <- exact_kernel(x, y, spec)
-  if (!inherits(kernel, "rff_spectral") && any(!is.finite(K))) {
+  K <- check_kernel_values(exact_kernel(x, y, spec), spec)
+  dimnames(K) <- list(rownames(x), rownames(y))
+  K
+}
+
+# An exact kernel matrix of a built-in kernel, refused when its values
+# overflow (the polynomial and arc-cosine kernels on large inputs).
+check_kernel_values <- function(K, spec) {
+  if (!inherits(spec$kernel, "rff_spectral") && any(!is.finite(K))) {
     rff_abort("lengthscale", sprintf(paste0(
       "the kernel values overflow: `lengthscale` (smallest %s) is too small ",
-      "for the scale of `x`"), format(min(lengthscale))))
+      "for the scale of `x`"), format(min(spec$lengthscale))))
   }
-  dimnames(K) <- list(rownames(x), rownames(y))
   K
 }
 

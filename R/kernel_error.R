@@ -142,12 +142,16 @@ rff_kernel_error <- function(x, y = NULL, map = NULL, D = 500,
   n <- nrow(x)
   m <- if (symmetric) n else nrow(y)
   for (s in specs) check_alloc(max(n, m), s$D)
+  # the exact kernel and one replicate's estimate (and, for the spectral
+  # norm, the eigensolver's copy), n x m each
+  check_alloc(n, m, arg = if (symmetric) "x" else "y",
+              copies = 2 + (symmetric && n <= spectral_max_n()))
   total <- as.double(reps) * length(specs)
   # the result: one row of 8 columns per replicate
   check_alloc(total, 8, arg = "reps")
   if (keep) check_alloc(as.double(n) * m, total, arg = "keep")
   # every spec has the same kernel parameters: the exact kernel is computed once
-  K <- exact_kernel(x, if (symmetric) x else y, specs[[1L]])
+  K <- check_kernel_values(exact_kernel(x, if (symmetric) x else y, specs[[1L]]), specs[[1L]])
   dimnames(K) <- list(rownames(x), if (symmetric) rownames(x) else rownames(y))
   spectral <- symmetric && n <= spectral_max_n()
 

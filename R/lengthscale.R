@@ -40,6 +40,9 @@ median_lengthscale <- function(x, max_rows = 2000L) {
   if (n < 2L) {
     rff_abort("lengthscale", "`lengthscale` \"median\" needs at least two rows in `x`")
   }
+  k <- min(n, max_rows)
+  # dist() holds k (k - 1) / 2 distances, and median() a copy of them
+  check_alloc(k * (k - 1) / 2, 1, arg = "max_rows", copies = 2)
   if (n > max_rows) x <- x[sort(sample.int(n, max_rows)), , drop = FALSE]
   l <- stats::median(stats::dist(x))
   if (!is.finite(l) || l <= 0) {

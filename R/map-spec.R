@@ -109,6 +109,11 @@ check_map <- function(map, arg = "map") {
   } else if (!is.null(map$phase)) {
     rff_abort(arg, sprintf("`%s` is damaged: a \"pair\" map has no `phase`", arg))
   }
+  # the stored lengthscale and nu label the map and rescale it (rff_cv())
+  tryCatch(check_lengthscale(map$lengthscale, d), rff_error = function(e) {
+    rff_abort(arg, sprintf("`%s` is damaged: %s", arg, conditionMessage(e)))
+  })
+  check_kernel_params(map, kernel, arg)
   invisible(map)
 }
 

@@ -111,9 +111,12 @@ rff_map <- function(d, D = 500, kernel = "gaussian", lengthscale = 1, nu = 1.5,
     return(landmark_map(d, D, !missing(D), kernel, lengthscale, nu, order, degree, offset,
                         variant, sampler, !missing(sampler), landmarks))
   }
-  draw_map(map_spec(d, D = D, kernel = kernel, lengthscale = lengthscale,
-                    nu = nu, order = order, degree = degree, offset = offset,
-                    variant = variant, sampler = sampler))
+  spec <- map_spec(d, D = D, kernel = kernel, lengthscale = lengthscale,
+                   nu = nu, order = order, degree = degree, offset = offset,
+                   variant = variant, sampler = sampler)
+  # the d x D frequencies (at most) of a Fourier map
+  if (!is_polynomial(spec$kernel)) check_alloc(spec$d, spec$D, arg = "D")
+  draw_map(spec)
 }
 
 # Draws a map from validated parameters (the "spec": every field of an

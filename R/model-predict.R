@@ -81,6 +81,55 @@ coef_at <- function(object, lambda) {
   list(beta = B, intercept = a0, lambda = lambda, df = df, rss = rss, index = idx)
 }
 
+# A fit's map, path and standardization, checked before they are used on
+# new data: a fit read from a file may have been altered.
+check_fit <- function(object, arg = "object") {
+  damaged <- function(what) rff_abort(arg, sprintf("`%s` is damaged: %s", arg, what))
+  tryCatch(check_map(object$map, "map"), rff_error = function(e) {
+    damaged(sprintf("its map: %s", conditionMessage(e)))
+  })
+  D <- object$map$D
+  L <- length(object$lambda)
+  if (!is_number(object$lambda) || L == 0L || any(!is.finite(object$lambda)) ||
+      any(object$lambda < 0)) {
+    damaged("`lambda` must be non-negative finite numbers")
+  }
+  B <- object$coefficients
+  if (!is.double(B) || !length(dim(B)) %in% 2:3 || dim(B)[1L] != D ||
+      dim(B)[length(dim(B))] != L || any(!is.finite(B))) {
+    damaged(sprintf("`coefficients` must be finite, with %d rows and %d lambda values", D, L))
+  }
+  a0 <- object$intercept
+  if (!is_number(a0) || length(a0) != length(B) / D || any(!is.finite(a0))) {
+    damaged(sprintf("`intercept` must be %d finite numbers", length(B) / D))
+  }
+  if (!is_number(object$best) || length(object$best) != 1L || !isTRUE(object$best %in% seq_len(L))) {
+    damaged(sprintf("`best` must be an index of the %d lambda values", L))
+  }
+  std <- object$standardize
+  if (!is.null(std)) {
+    d <- object$map$d
+    if (!is.list(std) || !is_number(std$center) || !is_number(std$scale) ||
+        length(std$center) != d || length(std$scale) != d ||
+        any(!is.finite(std$center)) || any(!is.finite(std$scale)) || any(std$scale <= 0)) {
+      damaged(sprintf("`standardize` must hold %d finite centers and positive scales", d))
+    }
+  }
+  sys <- object$normal
+  if (!is.null(sys$A) && (!is.double(sys$A) || !identical(dim(sys$A), c(D, D)) ||
+                          any(!is.finite(sys$A)) || !is.double(sys$b) ||
+                          NROW(sys$b) != D || any(!is.finite(sys$b)))) {
+    damaged(sprintf("`normal` must hold a finite %d x %d matrix `A` and %d rows `b`", D, D, D))
+  }
+  invisible(object)
+}
+
+# What the fit divided the weights by (1 without weights, and for fits
+# saved before weights were rescaled).
+fit_weight_scale <- function(object) {
+  if (is.null(object$weight_scale)) 1 else object$weight_scale
+}
+
 # z(x)'B + a0 (m x q x k array) for a validated double matrix x in the
 # kernel's units, streamed through the map in blocks.
 predict_coef <- function(map, x, B, a0, chunk_size = NULL, threads = NULL) {
@@ -142,6 +191,7 @@ no_data_abort <- function() {
 # the names of the rows, and the checked chunk size and threads: what
 # predict() does with new data for every fit on features.
 predict_newdata <- function(object, newdata, newoffset, na.action, chunk_size, threads) {
+  check_fit(object)
   nd <- newdata_matrix(object, newdata, newoffset)
   keep <- newdata_rows(nd$x, nd$offset, na.action)
   x <- standardize_rows(nd$x[keep$rows[keep$ok], , drop = FALSE], object$standardize)
@@ -207,7 +257,10 @@ predict_model <- function(object, newdata, lambda, se.fit, interval, level, na.a
       "the fit has no residual degrees of freedom (n = %d, df = %s): no noise variance to estimate",
       object$n, format(sol$df, digits = 4)))
   }
+  # sigma^2 of the fit's rescaled weights, paired with its normal equations;
+  # a new observation of unit weight has noise variance `noise`
   sigma2 <- sol$rss[1L, 1L] / rdf
+  noise <- sigma2 * fit_weight_scale(object)
   fit <- P[, 1L, 1L]
   names(fit) <- rows
   se <- rep(NA_real_, length(nd$keep$rows))
@@ -216,12 +269,12 @@ predict_model <- function(object, newdata, lambda, se.fit, interval, level, na.a
   names(se) <- rows
   if (interval != "none") {
     tq <- stats::qt((1 + level) / 2, rdf)
-    half <- tq * if (interval == "confidence") se else sqrt(se^2 + sigma2)
+    half <- tq * if (interval == "confidence") se else sqrt(se^2 + noise)
     fit <- cbind(fit = fit, lwr = fit - half, upr = fit + half)
     rownames(fit) <- rows
   }
   if (!se.fit) return(fit)
-  list(fit = fit, se.fit = se, df = rdf, residual.scale = sqrt(sigma2))
+  list(fit = fit, se.fit = se, df = rdf, residual.scale = sqrt(noise))
 }
 
 # The Gaussian-process variance factor of predictions at the rows of x (in

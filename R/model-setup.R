@@ -53,19 +53,27 @@ check_candidates <- function(lengthscale, d, x = NULL) {
 # Centre and scale of each column of x (weighted means and standard
 # deviations with weights; the plain sd() without). A constant column gets
 # scale 1, so that it is centred to zero and plays no part in the kernel,
-# and a message says so.
+# and a message says so. Columns are divided by their largest absolute
+# value and weights by theirs first, so that neither the weighted sums nor
+# the squared deviations overflow (columns spread over 1e154 and more).
 standardization <- function(x, weights = NULL) {
   n <- nrow(x)
-  w <- if (is.null(weights)) rep(1, n) else weights
+  w <- if (is.null(weights)) rep(1, n) else weights / max(weights)
   W <- sum(w)
-  center <- colSums(x * w) / W
-  dev <- x - rep(center, each = n)
+  big <- apply(abs(x), 2L, max)
+  big[!(big > 0)] <- 1
+  xs <- x / rep(big, each = n)
+  center <- colSums(xs * w) / W
+  dev <- xs - rep(center, each = n)
   npos <- sum(w > 0)
   scale <- sqrt(colSums(w * dev^2) / W * npos / max(npos - 1, 1))
   constant <- !is.finite(scale) | scale <= 1e-10 * pmax(abs(center), 1e-300)
+  center <- center * big
+  scale <- pmin(scale * big, .Machine$double.xmax)
   if (any(constant)) {
     nm <- colnames(x)
-    if (is.null(nm)) nm <- paste0("column ", seq_len(ncol(x)))
+    if (is.null(nm)) nm <- character(ncol(x))
+    nm[!nzchar(nm)] <- paste0("column ", which(!nzchar(nm)))
     message(sprintf(
       "standardize: %s %s constant; %s centred to zero and take%s no part in the kernel",
       paste0("\"", nm[constant], "\"", collapse = ", "),
@@ -128,12 +136,17 @@ model_setup <- function(a, standardize, weights, offset, map, args, caller,
   n <- nrow(a$x)
   standardize <- check_flag(standardize, "standardize")
   weights <- check_weights(weights, n)
+  # weights act through their proportions: divided by the largest, so that
+  # neither 1e-310 (subnormal sums) nor 1e308 (overflowing sums) change the fit
+  given <- weights
+  if (!is.null(weights)) weights <- weights / max(weights)
   gaussian <- identical(family, "gaussian")
   offset <- check_offset(offset, n, if (gaussian) ncol(a$y) else 1L, family)
   y <- if (gaussian && !is.null(offset)) a$y - offset else a$y
   std <- if (standardize) standardization(a$x, weights) else NULL
   x <- standardize_rows(a$x, std)
-  c(list(x = x, y = y, weights = weights, offset = offset, std = std),
+  c(list(x = x, y = y, weights = weights, weights_given = given,
+         weight_scale = if (is.null(given)) 1 else max(given), offset = offset, std = std),
     model_map(x, map, args, caller))
 }
 
@@ -187,6 +200,9 @@ add_model_info <- function(fit, m, search) {
   fit$standardize <- m$std
   fit$has_offset <- !is.null(m$offset)
   fit$weighted <- !is.null(m$weights)
+  # the fit's RSS and normal equations are those of the weights divided by
+  # this; summary() and predict() report sigma for the weights given
+  if (!is.null(m$weights)) fit$weight_scale <- m$weight_scale
   fit$lengthscale_search <- search
   fit
 }

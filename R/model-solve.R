@@ -188,6 +188,12 @@ row_basis <- function(Z, threads = 1L) {
 }
 
 singular_abort <- function(lambda) {
+  if (lambda > 0) {
+    # Z'Z is positive semi-definite for any features: not so these statistics
+    rff_abort("lambda", sprintf(paste0(
+      "Z'Z + n * lambda * I is not positive definite at `lambda` = %s: Z'Z is not ",
+      "the cross-product of any features (damaged statistics?)"), format(lambda)))
+  }
   rff_abort("lambda", sprintf(
     "Z'Z + n * lambda * I is singular at `lambda` = %s; use a positive `lambda`",
     format(lambda)))

@@ -24,10 +24,14 @@
 #' Options: `rff.threads` sets the default number of threads;
 #' `rff.blas_hint = FALSE` silences the once-per-session message that
 #' suggests an optimized BLAS when Z'Z takes long on the reference BLAS;
-#' `rff.max_gb` caps the size in GB of any result the package allocates
-#' (default: the machine's physical memory where it can be read), so that an
-#' impossible request fails with an `rff_error` before anything is
-#' allocated.
+#' `rff.max_gb` caps the size in GB of any result the package allocates,
+#' copies it holds at once included (default: the memory the process can
+#' take when the call starts, where Linux tells it: the available memory,
+#' and what the address-space limit `ulimit -v` leaves; at most the physical
+#' memory), so that an impossible request fails with an `rff_error` naming
+#' the argument and the size before anything is allocated. A GLM's feature
+#' cache (`cache_mb`) is skipped, and the features streamed, when it would
+#' not fit.
 #'
 #' @keywords internal
 #' @useDynLib rff, .registration = TRUE, .fixes = "C_"

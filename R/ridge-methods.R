@@ -40,6 +40,14 @@
 #' predictions (`na.action = na.pass`, the default, or `na.exclude`);
 #' `na.omit` drops them; `na.fail` makes them an error.
 #'
+#' **Fits read from files.** `predict()` checks the map, path and
+#' standardization a fit keeps (a damaged fit is an [rff_error] naming
+#' `object`). A fit made with a formula keeps its terms, and `predict()`
+#' evaluates them in `newdata`, `offset()` expressions included, as
+#' [stats::predict.lm()] evaluates an `lm` fit's terms: like those, a fit
+#' from an `.rds` file of an untrusted source can run any code when used, so
+#' such files should not be loaded.
+#'
 #' **Arguments of other packages.** Any argument the method does not take is
 #' an `rff_error`, whose message names the right one for those of glmnet
 #' and lm: `newx` is `newdata`, `s` is `lambda`.
@@ -166,13 +174,15 @@ print.rff_ridge <- function(x, digits = max(3L, getOption("digits") - 3L), ...) 
 summary.rff_ridge <- function(object, ...) {
   i <- object$best
   rss <- if (is.matrix(object$rss)) object$rss[i, ] else object$rss[i]
+  # in the weights given (the fit divided them by their largest)
+  rss <- rss * fit_weight_scale(object)
   out <- list(call = object$call, map = object$map, n = object$n,
               lambda = object$lambda, lambda_best = object$lambda_best,
               lambda_given = object$lambda_given, criterion = object$criterion,
               df = object$df[i], rss = rss,
               gcv = if (is.matrix(object$gcv)) object$gcv[i, ] else object$gcv[i],
               sigma = sqrt(rss / max(object$n - object$df[i], 1)),
-              r.squared = 1 - rss / object$tss,
+              r.squared = 1 - rss / (object$tss * fit_weight_scale(object)),
               residuals = object$residuals, has_intercept = object$has_intercept,
               standardize = object$standardize, weighted = object$weighted,
               has_offset = object$has_offset,

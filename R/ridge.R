@@ -82,8 +82,12 @@
 #' **Weights and offsets.** With `weights` w_i (non-negative) the fit
 #' minimizes sum w_i (y_i - f(x_i))^2 + W lambda |beta|^2, W = sum w_i, so
 #' weights act through their proportions only, as in glmnet; the weighted
-#' statistics are accumulated in C. RSS and the criteria are weighted
-#' (GCV = n^2 RSS / (W (n - df)^2)). An `offset` is subtracted from the
+#' statistics are accumulated in C. The weights are divided by the largest
+#' first (so weights near the ends of the double range fit as any other
+#' multiple of them): the fit's `rss` and `tss` are those of the weights so
+#' rescaled (`summary()` and `predict()` give RSS, sigma and intervals for
+#' the weights given), and the criteria are weighted (GCV = n^2 RSS / (W (n
+#' - df)^2), the same for every multiple of the weights). An `offset` is subtracted from the
 #' response before fitting and added to fitted values and predictions
 #' (`newoffset` in [predict()]; a formula's `offset()` terms and `offset`
 #' argument are evaluated in `newdata`).
@@ -262,6 +266,10 @@ rff_ridge.rff_stats <- function(x, lambda = NULL, nlambda = 50,
                              names(list(...))[1L]))
   }
   check_stats(x, "x")
+  if (x$n < 1 || !(stats_wsum(x) > 0)) {
+    rff_abort("x", sprintf("`x` holds the statistics of no rows of positive weight (n = %s)",
+                           format(x$n)))
+  }
   path <- check_path(lambda, nlambda, lambda_min_ratio)
   fit <- ridge_from_stats(x, path)
   fit$call <- cl

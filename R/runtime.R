@@ -40,21 +40,55 @@ physical_memory_gb <- function() {
   cores_cache$mem_gb
 }
 
-# An n x D result must be allocatable: stop before asking for it. The limit
-# is options(rff.max_gb), by default the machine's physical memory.
-check_alloc <- function(n, D, arg = "D") {
+# The memory this process can still take now, in GB (Linux; Inf where it
+# cannot be read): the system's available memory (MemAvailable), and what
+# is left of the address-space limit (ulimit -v) beyond the process's size.
+available_memory_gb <- function() {
+  read_kb <- function(file, key) {
+    line <- tryCatch(grep(paste0("^", key, ":"), readLines(file, warn = FALSE), value = TRUE),
+                     error = function(e) character(), warning = function(w) character())
+    if (length(line) != 1L) return(NA_real_)
+    as.numeric(gsub("[^0-9]", "", line))
+  }
+  avail <- read_kb("/proc/meminfo", "MemAvailable") / 2^20
+  if (!is.finite(avail)) avail <- Inf
+  lim <- tryCatch({
+    line <- grep("^Max address space", readLines("/proc/self/limits", warn = FALSE), value = TRUE)
+    suppressWarnings(as.numeric(strsplit(trimws(sub("^Max address space", "", line)), " +")[[1L]][1L]))
+  }, error = function(e) NA_real_, warning = function(w) NA_real_)
+  if (length(lim) == 1L && is.finite(lim)) {
+    used <- read_kb("/proc/self/status", "VmSize") * 1024
+    if (is.finite(used)) avail <- min(avail, max(lim - used, 0) / 2^30)
+  }
+  avail
+}
+
+# The default limit of check_alloc(): the physical memory, and no more than
+# the process can take now.
+memory_limit_gb <- function() min(physical_memory_gb(), available_memory_gb())
+
+# An n x D result (`copies` of it held at once) must be allocatable: stop
+# before asking for it. The limit is options(rff.max_gb), by default
+# memory_limit_gb().
+check_alloc <- function(n, D, arg = "D", copies = 1) {
   cells <- as.double(n) * D
   if (cells > 2^52) {
     rff_abort(arg, sprintf("`%s` is too large: a %s x %s result cannot be allocated", arg, n, D))
   }
-  gb <- cells * 8 / 2^30
-  limit <- getOption("rff.max_gb", physical_memory_gb())
+  gb <- cells * copies * 8 / 2^30
+  limit <- getOption("rff.max_gb", memory_limit_gb())
   if (gb > limit) {
     rff_abort(arg, sprintf(
-      "`%s` is too large: the %s x %s result needs %s GB, more than the %s GB allowed (options(rff.max_gb))",
-      arg, n, D, format(gb, digits = 3), format(limit, digits = 3)))
+      "`%s` is too large: the %s x %s result%s needs %s GB, more than the %s GB allowed (options(rff.max_gb); by default the memory available)",
+      arg, format(n), format(D), if (copies == 1) "" else sprintf(" (%s copies)", format(copies)),
+      format(gb, digits = 3), format(limit, digits = 3)))
   }
   invisible(TRUE)
+}
+
+# Whether an n x D matrix fits in the memory limit (for optional caches).
+fits_in_memory <- function(n, D) {
+  as.double(n) * D * 8 / 2^30 <= getOption("rff.max_gb", memory_limit_gb())
 }
 
 # The D x D statistics (and the solves' copies of them) must fit in memory:

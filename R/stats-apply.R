@@ -22,11 +22,10 @@
 #' library), and `read` is sent to them as a function: it should be
 #' self-contained (the workers do not see this session's global variables;
 #' pass what it needs through `...` or [parallel::clusterExport()]).
-#' `cluster = "future"` dispatches through [future.apply::future_lapply()]
-#' under whatever [future::plan()] is set (`multisession`, `cluster`,
+#' `cluster = "future"` makes one [future::future()] per chunk under
+#' whatever [future::plan()] is set (`multisession`, `cluster`,
 #' `future.batchtools` on Slurm, SGE or PBS, ...), which also finds and
-#' ships the globals of `read`; it needs the suggested packages future and
-#' future.apply.
+#' ships the globals of `read`; it needs the suggested package future.
 #'
 #' Chunks are sent in rounds of twice as many chunks as there are workers,
 #' and the statistics of a round are added to the running total before the
@@ -52,8 +51,21 @@
 #' `chunks`), `errors` (their last messages) and `chunk` (the first failed
 #' position). Running `rff_stats_apply(chunks[e$failed], ...)` once the
 #' cause is fixed and combining with `c(e$partial, ...)` completes the
-#' statistics without reading the other chunks again. A cluster that breaks
-#' (a worker that dies) fails the chunks of its round in the same way.
+#' statistics without reading the other chunks again.
+#'
+#' **Workers that die.** On a socket cluster (`parallel::makeCluster()`,
+#' PSOCK or fork) each worker is sent one chunk at a time: a worker that
+#' dies fails only the chunk it was reading (a failed attempt, retried on
+#' the workers still alive when `retries` allow), every chunk finished before
+#' or by the other workers is kept, and the dead worker is sent nothing
+#' more. When no worker is left alive, the chunks not yet read fail. Under
+#' `"future"` each chunk is a future of its own: a worker that dies fails the
+#' chunk it was reading and those the plan could not start meanwhile; the
+#' chunks that finished are kept. A multisession plan keeps its dead worker
+#' (retries sent to it fail too): set the plan again, which starts new
+#' workers, and resume with `chunks[e$failed]` as above. On other clusters the chunks of a round go out together, and
+#' a cluster that breaks fails the chunks of that round (earlier rounds are
+#' kept).
 #'
 #' **Weights.** Row weights give the weighted statistics of [rff_stats()]
 #' (Z'WZ, Z'Wy, ..., and the total weight `wsum`), so that [rff_ridge()] on
@@ -205,10 +217,24 @@ rff_stats_apply <- function(chunks, read, map, cluster = NULL, weights = NULL,
         }
         s <- r$stats
         s$map <- map
+        # statistics that cannot join the others (another number of
+        # responses, damaged ones) fail their chunk, not the whole call
+        joined <- if (is.null(total)) tryCatch(check_stats(s, "chunks"), error = identity) else
+          tryCatch(combine_stats(list(total, s), "chunks"), error = identity)
+        if (!is.null(total) && length(s$ysum) != length(total$ysum)) {
+          joined <- simpleError(sprintf(
+            "`read(chunk)$y` has %d column%s, the chunks read before it %d",
+            length(s$ysum), if (length(s$ysum) == 1L) "" else "s", length(total$ysum)))
+        }
+        if (inherits(joined, "error")) {
+          errors[i] <- if (is.null(total)) conditionMessage(joined) else
+            sub("element 2 of `chunks`", "its statistics", conditionMessage(joined), fixed = TRUE)
+          next
+        }
         done[i] <- TRUE
         errors[i] <- ""
         if (keep_chunks) kept[[i]] <- s
-        total <- if (is.null(total)) s else combine_stats(list(total, s), "chunks")
+        total <- joined
       }
       pb$set(sum(done))
     }
@@ -244,13 +270,17 @@ check_engine <- function(cluster) {
   if (is.null(cluster)) return(list(kind = "sequential", workers = 1L))
   if (inherits(cluster, "cluster")) {
     if (length(cluster) == 0L) rff_abort("cluster", "`cluster` has no workers")
-    return(list(kind = "cluster", cluster = cluster, workers = length(cluster)))
+    # the workers still alive, for the rounds after one dies (socket clusters)
+    state <- new.env(parent = emptyenv())
+    state$live <- seq_along(cluster)
+    return(list(kind = "cluster", cluster = cluster, workers = length(cluster),
+                socket = is_socket_cluster(cluster), state = state))
   }
   if (identical(cluster, "future")) {
-    if (!has_package("future.apply")) {
+    if (!has_package("future")) {
       rff_abort("cluster", paste0(
-        "`cluster = \"future\"` needs the package future.apply, which is not installed; ",
-        "install it with install.packages(\"future.apply\"), or give a cluster from ",
+        "`cluster = \"future\"` needs the package future, which is not installed; ",
+        "install it with install.packages(\"future\"), or give a cluster from ",
         "parallel::makeCluster()"))
     }
     workers <- suppressWarnings(as.numeric(future::nbrOfWorkers()))
@@ -296,23 +326,45 @@ check_apply_weights <- function(weights, k) {
 }
 
 # The results of one round, one list(stats, error) per job (a chunk, its
-# position and its weights). A failure of the engine itself (a worker that
-# died) fails every chunk of the round.
+# position and its weights). On socket clusters see socket_jobs(); on the
+# other engines a failure of the engine itself fails every chunk of the round.
 run_chunks <- function(engine, jobs, args) {
+  if (engine$kind == "cluster" && engine$socket) {
+    # one job at a time per worker: a worker that dies loses only its own
+    r <- socket_jobs(engine$cluster, engine$state$live, jobs, chunk_stats, args)
+    engine$state$live <- r$live
+    return(lapply(r$results, checked_result))
+  }
   results <- tryCatch(switch(engine$kind,
     sequential = lapply(jobs, function(job) do.call(chunk_stats, c(list(job), args))),
     cluster = do.call(parallel::clusterApplyLB,
                       c(list(cl = engine$cluster, x = jobs, fun = chunk_stats), args)),
-    future = future.apply::future_lapply(jobs, do.call(chunk_job, args))
+    future = future_jobs(jobs, do.call(chunk_job, args))
   ), error = function(e) {
     msg <- paste0("the ", engine$kind, " engine failed: ", conditionMessage(e))
     rep(list(list(stats = NULL, error = msg)), length(jobs))
   })
-  lapply(results, function(r) {
-    if (is.list(r) && (inherits(r$stats, "rff_stats") || is.character(r$error))) return(r)
-    got <- substr(paste(format(r), collapse = " "), 1L, 200L)
-    list(stats = NULL, error = paste0("the worker returned no statistics: ", got))
+  lapply(results, checked_result)
+}
+
+# One future per job under the user's plan, so that a worker that dies
+# fails the jobs it took (and those the plan could not start while it
+# noticed), not the others.
+future_jobs <- function(jobs, fn) {
+  failed <- function(e) list(stats = NULL, error = paste0("the future engine failed: ",
+                                                         conditionMessage(e)))
+  fs <- lapply(jobs, function(job) tryCatch(future::future(fn(job)), error = identity))
+  lapply(fs, function(f) {
+    if (inherits(f, "error")) return(failed(f))
+    tryCatch(future::value(f), error = failed)
   })
+}
+
+# A job's result as the workers send it: statistics or an error message.
+checked_result <- function(r) {
+  if (is.list(r) && (inherits(r$stats, "rff_stats") || is.character(r$error))) return(r)
+  got <- substr(paste(format(r), collapse = " "), 1L, 200L)
+  list(stats = NULL, error = paste0("the worker returned no statistics: ", got))
 }
 
 # chunk_stats() of one chunk as a closure over the other arguments, for

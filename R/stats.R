@@ -122,6 +122,12 @@ accumulate_stats <- function(x, y, map, intercept, chunk_size, threads, progress
     }
   }
   nrows <- if (is.null(weights)) n else sum(weights > 0)
+  if (any(!is.finite(s$ZtZ)) || any(!is.finite(s$Zty))) {
+    # features of kernels that grow with |x| (arc-cosine of order 1)
+    rff_abort("x", paste0(
+      "the features' cross-products overflow: `x` is too large for the map's features; ",
+      "rescale `x` (or use standardize = TRUE)"))
+  }
   new_stats(s$ZtZ, s$Zty, s$zsum, s$ysum, s$yty, yshift, nrows, map, intercept,
             colnames(y), wsum = s$wsum)
 }
@@ -134,10 +140,53 @@ new_stats <- function(ZtZ, Zty, zsum, ysum, yty, yshift, n, map, intercept, resp
             class = "rff_stats")
 }
 
-check_stats <- function(stats, arg) {
+# Statistics are checked by class and contents: they travel between
+# processes and files, and a fit from damaged ones would be NaN or wrong
+# without a warning. `what` names them in messages ("`x`", "element 2 of
+# `...`"). Z'Z must be symmetric with |Z'Z[i, j]| <= sqrt(Z'Z[i, i]
+# Z'Z[j, j]) (Cauchy-Schwarz, which every Gram matrix satisfies).
+check_stats <- function(stats, arg, what = sprintf("`%s`", arg)) {
   if (!inherits(stats, "rff_stats")) {
-    rff_abort(arg, sprintf("`%s` must be an object made by rff_stats(), got %s",
-                           arg, show_value(stats)))
+    rff_abort(arg, sprintf("%s must be an object made by rff_stats(), got %s",
+                           what, show_value(stats)))
+  }
+  damaged <- function(msg) rff_abort(arg, sprintf("%s is damaged: %s", what, msg))
+  tryCatch(check_map(stats$map, "map"), rff_error = function(e) {
+    damaged(sprintf("its map: %s", conditionMessage(e)))
+  })
+  D <- stats$map$D
+  finite_num <- function(v) is_number(v) && all(is.finite(v))
+  q <- length(stats$ysum)
+  if (q < 1L || !finite_num(stats$ysum) || !finite_num(stats$yty) || length(stats$yty) != q ||
+      any(stats$yty < 0) || !finite_num(stats$yshift) || length(stats$yshift) != q) {
+    damaged("`ysum`, `yty` (non-negative) and `yshift` must be finite, one per response")
+  }
+  n <- stats$n
+  if (!is_number(n) || length(n) != 1L || !is.finite(n) || n < 0 || n != round(n)) {
+    damaged(sprintf("`n` must be a whole number of rows >= 0, got %s", show_value(n)))
+  }
+  w <- stats$wsum
+  if (!is.null(w) && (!is_number(w) || length(w) != 1L || !is.finite(w) || w < 0)) {
+    damaged(sprintf("`wsum` must be a non-negative finite number, got %s", show_value(w)))
+  }
+  if (!is.logical(stats$intercept) || length(stats$intercept) != 1L || is.na(stats$intercept)) {
+    damaged("`intercept` must be TRUE or FALSE")
+  }
+  A <- stats$ZtZ
+  if (!is.matrix(A) || !is.double(A) || !identical(dim(A), c(D, D)) || any(!is.finite(A))) {
+    damaged(sprintf("`ZtZ` must be a finite %d x %d double matrix (D = %d)", D, D, D))
+  }
+  dg <- diag(A)
+  if (any(dg < 0) || max(abs(A - t(A))) > 1e-12 * max(dg, 0) ||
+      any(abs(A) > sqrt(outer(dg, dg)) * (1 + 1e-8) + 1e-300)) {
+    damaged("`ZtZ` is not a Gram matrix (symmetric, non-negative diagonal, |ZtZ[i, j]| <= sqrt(ZtZ[i, i] ZtZ[j, j]))")
+  }
+  if (!is.matrix(stats$Zty) || !is.double(stats$Zty) ||
+      !identical(dim(stats$Zty), c(D, q)) || any(!is.finite(stats$Zty))) {
+    damaged(sprintf("`Zty` must be a finite %d x %d double matrix", D, q))
+  }
+  if (!is.double(stats$zsum) || length(stats$zsum) != D || any(!is.finite(stats$zsum))) {
+    damaged(sprintf("`zsum` must be %d finite numbers", D))
   }
   invisible(stats)
 }
@@ -179,7 +228,7 @@ combine_stats <- function(parts, arg = "...", sign = NULL) {
   ref <- parts[[1L]]
   for (i in seq_along(parts)) {
     p <- parts[[i]]
-    check_stats(p, arg)
+    check_stats(p, arg, if (length(parts) > 1L) sprintf("element %d of `%s`", i, arg) else sprintf("`%s`", arg))
     if (!same_map(p$map, ref$map)) {
       rff_abort(arg, sprintf(
         "statistics from different maps cannot be combined (element %d differs from the first); build every block with the same `map`", i))

@@ -36,6 +36,7 @@ static void sym_norm_ws_init(sym_norm_ws *ws, int n)
 static double sym_spectral_norm(sym_norm_ws *ws, const double *src)
 {
     int n = ws->n;
+    rff_check_finite(src, (R_xlen_t) n * n, "the kernel or error matrix");
     if (src != ws->a) memcpy(ws->a, src, (size_t) n * n * sizeof(double));
     double vl = 0.0, vu = 0.0, abstol = 0.0, zdummy = 0.0;
     int il = 1, iu = n, nfound, ldz = 1, info;
@@ -43,9 +44,31 @@ static double sym_spectral_norm(sym_norm_ws *ws, const double *src)
                      &nfound, ws->w, &zdummy, &ldz, ws->isuppz, ws->work,
                      &ws->lwork, ws->iwork, &ws->liwork, &info FCONE FCONE FCONE);
     if (info != 0) Rf_error("LAPACK dsyevr failed (info = %d)", info);
+    if (nfound != n)
+        Rf_error("LAPACK dsyevr found %d of %d eigenvalues", nfound, n);
     /* eigenvalues come in ascending order */
     double lo = fabs(ws->w[0]), hi = fabs(ws->w[n - 1]);
     return lo > hi ? lo : hi;
+}
+
+/* The n x n (or n x m) product of a replicate is formed in panels of this
+   many columns with an interrupt check after each: one product of 4000
+   rows and 2000 features takes tens of seconds on the reference BLAS. */
+#define ERR_PANEL_COLS 256
+
+/* The upper triangle of zx zx' (zx n x D) into est (n x n), panel by panel:
+   the diagonal block by dsyrk, the block above it by dgemm. */
+static void gram_upper_panels(const double *zx, int n, int D, double *est, int threads)
+{
+    for (int c0 = 0; c0 < n; c0 += ERR_PANEL_COLS) {
+        int w = n - c0 < ERR_PANEL_COLS ? n - c0 : ERR_PANEL_COLS;
+        double *col = est + (R_xlen_t) c0 * n;
+        rff_dsyrk_threads("N", w, D, zx + c0, n, 0.0, col + c0, n, threads);
+        if (c0 > 0)
+            rff_dgemm_threads("N", "T", c0, w, D, zx, n, zx + c0, n, 0.0, col, n,
+                              threads);
+        rff_check_interrupt();
+    }
 }
 
 /* Up to this many rows of y, Z_x Z_y' is formed block by block right after
@@ -181,11 +204,13 @@ SEXP rff_kernel_error(SEXP x, SEXP y, SEXP K, SEXP source, SEXP reps_,
             rff_spec_draw(&spec, (double *) fm.omega, (double *) fm.phase);
             PutRNGstate();
         }
+        rff_check_projections(&fm, px, n, n);
+        if (!symmetric) rff_check_projections(&fm, py, m, m);
         if (keep) est = REAL(estimate) + (R_xlen_t) r * nm;
         if (symmetric) {
             rff_featurize(&fm, px, n, n, zx, n, threads);
             /* upper triangle by dsyrk, then mirrored */
-            rff_dsyrk_threads("N", n, D, zx, n, 0.0, est, n, threads);
+            gram_upper_panels(zx, n, D, est, threads);
             rff_mirror_upper(est, n, n);
         } else if (m <= ERR_SMALL_M && rff_fmap_blockwise(&fm)) {
             rff_featurize(&fm, py, m, m, zy, m, threads);
@@ -194,8 +219,12 @@ SEXP rff_kernel_error(SEXP x, SEXP y, SEXP K, SEXP source, SEXP reps_,
         } else {
             rff_featurize(&fm, px, n, n, zx, n, threads);
             rff_featurize(&fm, py, m, m, zy, m, threads);
-            rff_dgemm_threads("N", "T", n, m, D, zx, n, zy, m, 0.0, est, n,
-                              threads);
+            for (int c0 = 0; c0 < m; c0 += ERR_PANEL_COLS) {
+                int w = m - c0 < ERR_PANEL_COLS ? m - c0 : ERR_PANEL_COLS;
+                rff_dgemm_threads("N", "T", n, w, D, zx, n, zy + c0, m, 0.0,
+                                  est + (R_xlen_t) c0 * n, n, threads);
+                rff_check_interrupt();
+            }
         }
         double max_abs = 0.0, sum_abs = 0.0, sum_sq = 0.0;
         for (R_xlen_t i = 0; i < nm; i++) {

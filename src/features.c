@@ -239,6 +239,43 @@ void rff_featurize(const rff_fmap *map, const double *x, int ldx, int n, double 
     vmaxset(vmax);
 }
 
+/* Fourier and arc-cosine features are finite when every projection
+   omega_j'x_i is: when no sum of |x_ik| |omega_kj| exceeds 1e308, no order
+   of summation overflows (nor does a phase added). Cheap unless the
+   largest |x| times the largest column sum of |omega| exceeds that: only
+   then are the sums formed, row by row. */
+#define RFF_PROJECTION_MAX 1e308
+void rff_check_projections(const rff_fmap *fm, const double *x, int ldx, int n)
+{
+    if (!rff_fmap_blockwise(fm) || n <= 0) return;
+    int d = fm->d, m = fm->m;
+    double xmax = 0.0, wmax = 0.0;
+    for (int k = 0; k < d; k++)
+        for (int i = 0; i < n; i++) {
+            double a = fabs(x[i + (R_xlen_t) k * ldx]);
+            if (!(a <= xmax)) xmax = a;  /* NaN propagates */
+        }
+    for (int j = 0; j < m; j++) {
+        double s = 0.0;
+        for (int k = 0; k < d; k++) s += fabs(fm->omega[k + (R_xlen_t) j * d]);
+        if (s > wmax) wmax = s;
+    }
+    if (xmax * wmax <= RFF_PROJECTION_MAX) return;
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < m; j++) {
+            double s = 0.0;
+            const double *w = fm->omega + (R_xlen_t) j * d;
+            for (int k = 0; k < d; k++) s += fabs(x[i + (R_xlen_t) k * ldx]) * fabs(w[k]);
+            if (!(s <= RFF_PROJECTION_MAX))
+                rff_abort_arg("x", "`x` is too large for the map: |omega'x| can exceed 1e308 "
+                              "at row %d (largest |x| %g), where the features are not "
+                              "finite; rescale `x` or use a larger `lengthscale`",
+                              i + 1, xmax);
+        }
+        if ((i + 1) % RFF_BLOCK_ROWS == 0) rff_check_interrupt();
+    }
+}
+
 /* The arguments every routine that featurizes the rows of x through map
    starts with: map read into fm, and x checked to be a double matrix with
    the map's d columns (unless x is R_NilValue: the rows come from
@@ -251,6 +288,7 @@ int rff_featurize_args(SEXP x, SEXP map, SEXP threads, rff_fmap *fm)
         rff_check_real_matrix(x, "x");
         if (Rf_ncols(x) != fm->d)
             Rf_error("`x` has %d columns but the map expects %d", Rf_ncols(x), fm->d);
+        rff_check_projections(fm, REAL(x), Rf_nrows(x), Rf_nrows(x));
     }
     return nth;
 }

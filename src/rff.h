@@ -213,6 +213,9 @@ void rff_fmap_from_list(SEXP map, rff_fmap *out);
 /* The start of the routines that featurize x through map: map read into fm,
    x (unless R_NilValue) checked against it; returns the threads to use. */
 int rff_featurize_args(SEXP x, SEXP map, SEXP threads, rff_fmap *fm);
+/* An rff_error naming `x` when a Fourier or arc-cosine feature of the n
+   rows of x (leading dimension ldx) could overflow (|omega'x| > 1e300). */
+void rff_check_projections(const rff_fmap *fm, const double *x, int ldx, int n);
 /* Whether rff_featurize_rows() can featurize a block on any thread by
    itself (no workspace, no R); otherwise only rff_featurize() may. */
 int rff_fmap_blockwise(const rff_fmap *map);
@@ -272,6 +275,18 @@ static R_INLINE void rff_check_real_matrix(SEXP x, const char *what)
 {
     if (!Rf_isReal(x) || !Rf_isMatrix(x))
         Rf_error("`%s` must be a double matrix", what);
+}
+
+/* LAPACK's symmetric eigensolvers never return on NaN input and its
+   factorizations give garbage on it: every matrix handed to LAPACK is
+   checked first, as base R's eigen() does. */
+static R_INLINE void rff_check_finite(const double *a, R_xlen_t len,
+                                      const char *what)
+{
+    for (R_xlen_t i = 0; i < len; i++)
+        if (!R_FINITE(a[i]))
+            Rf_error("`%s` has a missing or infinite value (element %.0f)",
+                     what, (double) i + 1);
 }
 
 /* A lengthscale of length 1 or d, positive and finite. */

@@ -161,6 +161,8 @@ SEXP rff_ridge_chol(SEXP A, SEXP B, SEXP nl_)
     if (Rf_ncols(A) != D || Rf_nrows(B) != D)
         Rf_error("`A` must be square and `B` must have %d rows", D);
     double nl = rff_as_double(nl_, "n * lambda");
+    rff_check_finite(REAL(A), (R_xlen_t) D * D, "A");
+    rff_check_finite(REAL(B), (R_xlen_t) D * q, "B");
     int nprotect = 0;
     SEXP beta = PROTECT(Rf_allocMatrix(REALSXP, D, q)); nprotect++;
     double *a = (double *) R_alloc((size_t) D * D, sizeof(double));
@@ -198,6 +200,7 @@ SEXP rff_ridge_eigen(SEXP A)
     rff_check_real_matrix(A, "A");
     int D = Rf_nrows(A), m = 0, info = 0, lwork = -1, liwork = -1, iwq = 0;
     if (Rf_ncols(A) != D) Rf_error("`A` must be square");
+    rff_check_finite(REAL(A), (R_xlen_t) D * D, "A");
     int nprotect = 0;
     SEXP values = PROTECT(Rf_allocVector(REALSXP, D)); nprotect++;
     SEXP vectors = PROTECT(Rf_allocMatrix(REALSXP, D, D)); nprotect++;
@@ -218,6 +221,9 @@ SEXP rff_ridge_eigen(SEXP A)
                      REAL(values), REAL(vectors), &D, isuppz, work, &lwork,
                      iwork, &liwork, &info FCONE FCONE FCONE);
     if (info != 0) Rf_error("the eigendecomposition failed (dsyevr info = %d)", info);
+    /* all D were asked for; fewer would leave values and vectors unset */
+    if (m != D)
+        Rf_error("the eigendecomposition found %d of %d eigenvalues", m, D);
     SEXP out = rff_list2("values", values, "vectors", vectors);
     UNPROTECT(nprotect);
     return out;

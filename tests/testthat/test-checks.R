@@ -155,3 +155,58 @@ test_that("the arguments a fit from data shares are checked in signature order",
   expect_rff_error(args(threads = 0, progress = NA), "threads")
   expect_rff_error(args(progress = NA), "progress")
 })
+
+test_that("memory pre-checks count copies and name the argument and the size", {
+  old <- options(rff.max_gb = 10)
+  on.exit(options(old))
+  # 1e5 x 4e4 frequencies at most: 29.8 GB
+  e <- tryCatch(rff_map(1e5, D = 4e4), rff_error = function(e) e)
+  expect_identical(e$arg, "D")
+  expect_match(conditionMessage(e), "needs 29.8 GB, more than the 10 GB allowed", fixed = TRUE)
+  # dist() of 1e5 rows and median()'s copy: 2 x 37.3 GB
+  e <- tryCatch(rff_median_lengthscale(matrix(0, 1e5, 2), max_rows = 1e5),
+                rff_error = function(e) e)
+  expect_identical(e$arg, "max_rows")
+  expect_match(conditionMessage(e), "(2 copies) needs 74.5 GB", fixed = TRUE)
+  # the exact kernel and one estimate of 3e4 rows: 2 x 6.7 GB
+  e <- tryCatch(rff_kernel_error(matrix(0, 3e4, 1), D = 4), rff_error = function(e) e)
+  expect_identical(e$arg, "x")
+  expect_match(conditionMessage(e), "(2 copies) needs 13.4 GB", fixed = TRUE)
+  options(rff.max_gb = 0.4)  # 2 x 0.22 GB
+  expect_rff_error(rff_kernel_error(matrix(0, 3e3, 1), matrix(0, 1e4, 1), D = 4), "y")
+  # a GLM's feature cache larger than memory is skipped: the features are
+  # streamed, with the same fit
+  set.seed(1)
+  x <- matrix(rnorm(4000), 2000)
+  y <- as.numeric(x[, 1] > 0)
+  m <- rff_map(2, D = 20)
+  options(rff.max_gb = 1e-4)  # 320 KB of features do not fit, the statistics do
+  f <- rff_glm(x, y, map = m, lambda = 0.01, cache_mb = 1e6)
+  expect_false(f$cached)
+  options(rff.max_gb = NULL)
+  g <- rff_glm(x, y, map = m, lambda = 0.01, cache_mb = 1e6)
+  expect_true(g$cached)
+  expect_equal(coef(f), coef(g), tolerance = 1e-6)
+})
+
+test_that("the default memory limit is what the process can take: available memory, ulimit -v", {
+  skip_on_os("windows")
+  skip_if(!file.exists("/proc/meminfo") || !nzchar(Sys.which("bash")))
+  expect_lte(rff:::memory_limit_gb(), rff:::physical_memory_gb())
+  line <- grep("^MemAvailable:", readLines("/proc/meminfo"), value = TRUE)
+  avail <- as.numeric(gsub("[^0-9]", "", line)) / 2^20
+  expect_lt(abs(rff:::available_memory_gb() - avail), 0.5 * avail)
+  # under an address-space limit of 3 GB, 7.5 GB of frequencies are an
+  # rff_error naming `D`, not R's "cannot allocate vector"
+  script <- tempfile(fileext = ".R")
+  on.exit(unlink(script))
+  writeLines(c(sprintf(".libPaths(%s)", paste(deparse(.libPaths()), collapse = "")),
+               "library(rff)",
+               "e <- tryCatch(rff_map(1e4, D = 1e5), error = function(e) e)",
+               "cat(class(e)[1], e$arg, rff:::available_memory_gb() < 3, '\\n')"), script)
+  rscript <- file.path(R.home("bin"), "Rscript")
+  out <- system2("bash", c("-c", shQuote(sprintf("ulimit -v 3000000; %s --vanilla %s",
+                                                 shQuote(rscript), shQuote(script)))),
+                 stdout = TRUE, stderr = TRUE)
+  expect_true(any(grepl("^rff_error D TRUE", out)), label = paste(out, collapse = "\n"))
+})

@@ -308,4 +308,38 @@ test_that("lengthscale \"auto\" walks over the multiples of the median heuristic
   expect_true(all(c(-1, 0, 1) %in% m))
   best <- apply(cg$cvm, 2, min)
   expect_identical(cg$best[["lengthscale"]], unname(which.min(best)))
+
+test_that("overflowing responses, damaged maps and indefinite statistics are clear rff_errors", {
+  set.seed(1)
+  x <- matrix(rnorm(400), 200)
+  y <- sin(x[, 1]) + rnorm(200, sd = .1)
+  e <- expect_error(rff_cv(x, y * 1e300, D = 20, folds = 3), class = "rff_error")
+  expect_identical(e$arg, "y")
+  expect_match(conditionMessage(e), "overflow")
+  expect_error(rff_ridge(x, y * 1e300, D = 20, progress = FALSE), class = "rff_error")
+  # y up to 1e140 is fitted, as y itself rescaled
+  m <- rff_map(2, D = 20)
+  f1 <- rff_ridge(x, y / max(abs(y)) * 1e140, map = m, lambda = 0.01, progress = FALSE)
+  f2 <- rff_ridge(x, y / max(abs(y)), map = m, lambda = 0.01, progress = FALSE)
+  expect_equal(coef(f1) / 1e140, coef(f2), tolerance = 1e-10)
+  for (ls in list(NaN, -1)) {
+    bad <- m
+    bad$lengthscale <- ls
+    e <- expect_error(rff_cv(x, y, map = bad, folds = 3), class = "rff_error")
+    expect_identical(e$arg, "map")
+    e <- expect_error(rff_cv(x, y, map = bad, lengthscale = c(1, 2), folds = 3),
+                      class = "rff_error")
+    expect_identical(e$arg, "map")
+  }
+  # arc-cosine features of order 1 grow with |x|: their cross-products overflow
+  e <- expect_error(rff_ridge(x * 1e300, y, D = 20, kernel = "arccos", standardize = FALSE,
+                              progress = FALSE), class = "rff_error")
+  expect_identical(e$arg, "x")
+  expect_error(rff_kernel_error(x[1:20, ] * 1e300, D = 20, kernel = "arccos"), class = "rff_error")
+  # statistics passing the checks but indefinite: not "use a positive lambda"
+  s <- rff_stats(x, y, map = rff_map(2, D = 3, variant = "phase"), intercept = FALSE)
+  s$ZtZ <- matrix(c(1, 1, 0, 1, 1, 1, 0, 1, 1), 3)  # eigenvalues 1, 1 +- sqrt(2)
+  e <- expect_error(rff_ridge(s, lambda = 1e-4), class = "rff_error")
+  expect_match(conditionMessage(e), "not positive definite")
+  expect_no_match(conditionMessage(e), "use a positive")
 })

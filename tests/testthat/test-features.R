@@ -194,3 +194,36 @@ test_that("in a model formula the map drawn at fit time is used for predictions"
   expect_s3_class(rff_features(d[, 1:2], D = 4), "rff_features")
   expect_output(print(rff_features(d[1:2, 1:2], D = 4)), "rff_features")
 })
+
+test_that("Fourier and arc-cosine features of inputs whose projections overflow are an rff_error", {
+  e <- expect_error(rff_features(matrix(1e308), D = 4, lengthscale = 0.01), class = "rff_error")
+  expect_identical(e$arg, "x")
+  set.seed(1)
+  x <- matrix(rnorm(400), 200)
+  y <- sin(x[, 1]) + rnorm(200, sd = .1)
+  x2 <- x
+  x2[5, ] <- 1e308
+  e <- expect_error(rff_ridge(x2, y, D = 20, lengthscale = 0.1, standardize = FALSE,
+                              progress = FALSE), class = "rff_error")
+  expect_match(conditionMessage(e), "row 5")
+  fit <- rff_ridge(x, y, D = 20, lengthscale = 0.1, standardize = FALSE, progress = FALSE)
+  expect_error(predict(fit, x2[1:6, ]), class = "rff_error")
+  expect_error(rff_kernel_error(x2[1:6, ], D = 4, lengthscale = 0.1), class = "rff_error")
+  # the bound on both sides: sum_k |x_k| |omega_k| at 0.9e308 passes, with
+  # the features of libm's cos and sin; at 1.1e308 it is refused
+  for (v in c("pair", "phase")) {
+    m <- rff_map(1, D = 4, variant = v)
+    m$omega[] <- c(2, -0.5, 1, 0.25)[seq_along(m$omega)]
+    xb <- matrix(0.9e308 / 2)
+    expect_lt(max(abs(rff_features(xb, map = m) - ref_features(xb, m))), 1e-12)
+    expect_error(rff_features(matrix(1.1e308 / 2), map = m), class = "rff_error")
+  }
+  # arc-cosine features of order 1: sqrt(2 / D) (max(p, 0), max(-p, 0)), p = x'omega
+  ma <- rff_map(2, D = 4, kernel = "arccos", order = 1)
+  ma$omega[] <- c(1, 2, -0.5, 0.5)
+  xa <- matrix(c(0.9e308, 0.9e308) / 3, 1)
+  P <- xa %*% ma$omega
+  expect_equal(unclass(rff_features(xa, map = ma))[, ], sqrt(2 / 4) * c(pmax(P, 0), pmax(-P, 0)),
+               tolerance = 1e-12)
+  expect_error(rff_features(xa * 1.2, map = ma), class = "rff_error")
+})

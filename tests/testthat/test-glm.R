@@ -501,4 +501,23 @@ test_that("the L-BFGS in C takes the R code's iterations, step for step", {
     expect_lt(max(abs(ev$g)), 1e-3)
     expect_equal(ev$f, rc$cur$f, tolerance = 1e-12)
   }
+
+test_that("extreme weights act through their proportions in rff_glm()", {
+  set.seed(1)
+  x <- matrix(rnorm(400), 200)
+  y <- as.numeric(x[, 1] + rnorm(200, sd = 0.5) > 0)
+  m <- rff_map(2, D = 10, lengthscale = 1)
+  one <- rff_glm(x, y, map = m, lambda = c(0.1, 0.01))
+  for (k in c(1e-310, 1e300)) {
+    f <- rff_glm(x, y, map = m, lambda = c(0.1, 0.01), weights = rep(k, 200))
+    expect_equal(coef(f), coef(one), tolerance = 1e-6)
+    # the deviance is that of the weights given: k times that of weights 1
+    if (k > 1) expect_equal(f$deviance, k * one$deviance, tolerance = 1e-6)
+  }
+  w <- c(1e308, 1e308, rep(1, 198))
+  f <- rff_glm(x, y, map = m, lambda = 0.01, weights = w)
+  g <- rff_glm(x, y, map = m, lambda = 0.01, weights = w / 1e308)
+  expect_equal(coef(f), coef(g), tolerance = 1e-6)
+  expect_true(all(is.finite(predict(f, x[1:5, ]))))
+  expect_identical(f$prior.weights, w)
 })

@@ -111,4 +111,32 @@ invisible(run())'
   expect_identical(cut$result, "interrupted", label = paste(cut$output, collapse = "\n"))
   expect_equal(cut$checks, 8)
   expect_equal(cut$after, exp(-1 / 2), tolerance = 1e-6)
+
+test_that("the n x n product of a kernel-error replicate checks for interrupts every 256 columns", {
+  # 1100 rows: panels of 256 columns, 5 checks in the product of each
+  # replicate, one after it and those of the featurization (one batch)
+  run <- 'x <- matrix(runif(1100 * 2), 1100, 2)
+run <- function() invisible(rff_kernel_error(x, D = 50, reps = 2))'
+  full <- interrupt_at(0, run)
+  expect_identical(full$result, "finished", label = paste(full$output, collapse = "\n"))
+  expect_gte(full$checks, 2 * (ceiling(1100 / 256) + 1))
+  cut <- interrupt_at(3, run)
+  expect_identical(cut$result, "interrupted", label = paste(cut$output, collapse = "\n"))
+  expect_equal(cut$checks, 3)
+  expect_equal(cut$after, exp(-1 / 2), tolerance = 1e-6)
+  # against one product (and the exact kernel) of base R
+  set.seed(9)
+  x <- matrix(runif(600 * 2), 600, 2)
+  m <- rff_map(2, D = 40)
+  Z <- rff_features(x, map = m)
+  K <- rff_kernel(x, map = m)
+  e <- rff_kernel_error(x, map = m, keep = TRUE)
+  expect_equal(attr(e, "estimate")[, , 1], unclass(tcrossprod(Z))[, ], tolerance = 1e-12,
+               ignore_attr = TRUE)
+  expect_equal(e$max_abs, max(abs(tcrossprod(Z) - K)), tolerance = 1e-10)
+  y <- matrix(runif(300 * 2), 300, 2)
+  e <- rff_kernel_error(x, y, map = m, keep = TRUE)
+  Zy <- rff_features(y, map = m)
+  expect_equal(attr(e, "estimate")[, , 1], unclass(tcrossprod(Z, Zy))[, ], tolerance = 1e-12,
+               ignore_attr = TRUE)
 })

@@ -356,3 +356,76 @@ test_that("ridge fits scored from their features equal full fits, and hand their
   expect_equal(again$coefficients[, half], full$coefficients[, half], tolerance = 1e-8)
   expect_equal(again$intercept[half], full$intercept[half], tolerance = 1e-8)
 })
+
+test_that("predict() and summary() check the map and path a fit keeps", {
+  set.seed(1)
+  x <- matrix(rnorm(400), 200)
+  y <- sin(x[, 1]) + rnorm(200, sd = .1)
+  fits <- list(ridge = rff_ridge(x, y, D = 10, lengthscale = 1, progress = FALSE),
+               glm = rff_glm(x, y > 0, D = 10, lengthscale = 1, lambda = c(0.1, 0.01)),
+               cv = rff_cv(x, y, D = 10, lengthscale = 1, folds = 3))
+  tamper <- list(
+    function(f) { f$map$omega[1, 1] <- NA; f },
+    function(f) { f$map$omega[1, 1] <- Inf; f },
+    function(f) { f$map$omega <- f$map$omega[, -1]; f },
+    function(f) { f$map$lengthscale <- -1; f },
+    function(f) { f$map$lengthscale <- NaN; f },
+    function(f) { f$map$D <- 12L; f },
+    function(f) { f$coefficients[1] <- NaN; f },
+    function(f) { f$coefficients <- f$coefficients[-1, ]; f },
+    function(f) { f$intercept[] <- NA; f },
+    function(f) { f$lambda[1] <- -1; f },
+    function(f) { f$best <- 0L; f },
+    function(f) { f$standardize$scale[1] <- 0; f },
+    function(f) { f$standardize$center <- NA; f })
+  for (name in names(fits)) {
+    for (i in seq_along(tamper)) {
+      f <- fits[[name]]
+      if (name == "cv") f$fit <- tamper[[i]](f$fit) else f <- tamper[[i]](f)
+      e <- expect_error(predict(f, x[1:5, ]), class = "rff_error",
+                        label = paste(name, "tampering", i))
+      expect_identical(e$arg, "object")
+      expect_match(conditionMessage(e), "`object` is damaged")
+      if (name == "glm") expect_error(summary(f), class = "rff_error")
+    }
+    # untouched fits predict their fitted values (the fitted map and path)
+    f <- if (name == "cv") fits[[name]]$fit else fits[[name]]
+    expect_equal(unname(drop(predict(fits[[name]], x))),
+                 unname(drop(if (name == "glm") f$linear.predictors else fitted(f))), tolerance = 1e-8)
+  }
+  f <- fits$ridge
+  f$normal$A[1, 1] <- NaN
+  expect_error(predict(f, x[1:5, ], lambda = 0.123), class = "rff_error")
+})
+
+test_that("standardization scales of columns spread over 1e154 and more do not overflow", {
+  set.seed(1)
+  x <- matrix(rnorm(400), 200)
+  y <- sin(x[, 1]) + rnorm(200, sd = .1)
+  b <- rnorm(200)
+  for (k in c(1e-200, 1e160, 1e300)) {
+    expect_silent(s <- rff:::standardization(cbind(x, big = b * k)))
+    # sd() of the column before it was multiplied, times the factor
+    expect_equal(unname(s$scale[3]), sd(b) * k, tolerance = 1e-12)
+    expect_equal(unname(s$center[3]), mean(b) * k, tolerance = 1e-10)
+  }
+  sw <- rff:::standardization(cbind(b * 1e300), weights = rep(c(1, 3), 100))
+  w <- rep(c(1, 3), 100)
+  mw <- sum(w * b) / sum(w)
+  expect_equal(sw$center, mw * 1e300, tolerance = 1e-10)
+  expect_equal(sw$scale, sqrt(sum(w * (b - mw)^2) / sum(w) * 200 / 199) * 1e300, tolerance = 1e-10)
+  # so a fit is the same whatever units the column is in
+  set.seed(5)
+  f1 <- rff_ridge(cbind(x, big = b * 1e160), y, D = 50, lengthscale = 1, progress = FALSE)
+  set.seed(5)
+  f2 <- rff_ridge(cbind(x, big = b), y, D = 50, lengthscale = 1, progress = FALSE)
+  expect_equal(fitted(f1), fitted(f2), tolerance = 1e-8)
+  r2 <- 1 - sum(residuals(f1)^2) / sum((y - mean(y))^2)
+  expect_gt(r2, 0.5)
+})
+
+test_that("the message on a constant column names an unnamed column by its number", {
+  set.seed(2)
+  x <- cbind(a = rnorm(20), 5)
+  expect_message(rff:::standardization(x), "\"column 2\" is constant")
+})

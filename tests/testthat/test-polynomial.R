@@ -199,8 +199,8 @@ test_that("bad degrees, offsets, variants, samplers and overflow are rff_errors"
   expect_error(rff_kernel(big, kernel = "polynomial"), class = "rff_error")
   e <- expect_error(rff_features(big, D = 4, kernel = "polynomial"), class = "rff_error")
   expect_identical(e$arg, "lengthscale")
-  expect_error(rff_ridge(big, 1:2, D = 4, kernel = "polynomial", lambda = 1, progress = FALSE),
-               class = "rff_error")
+  expect_error(rff_ridge(big, 1:2, D = 4, kernel = "polynomial", lambda = 1, progress = FALSE,
+                         standardize = FALSE), class = "rff_error")
   # damaged maps: every element removed, or broken, is an rff_error
   m <- rff_map(2, D = 5, kernel = "polynomial", degree = 2)
   ref <- rff_features(x, map = m)

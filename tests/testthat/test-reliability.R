@@ -169,3 +169,71 @@ test_that("a map with an element removed gives an rff_error or the same features
     }
   }
 })
+
+test_that("LAPACK is never handed a missing value: an error, not a hang or garbage", {
+  # dsyevr loops for ever on NaN (ignoring Ctrl-C) or returns uninitialized
+  # eigenvalues: both end in the time limit or a failed check here
+  res <- child_ok('
+msg <- function(expr) tryCatch({ expr; "no error" }, error = function(e) conditionMessage(e))
+set.seed(1)
+A <- crossprod(matrix(rnorm(200), 20))
+bad <- A; bad[3, 3] <- NaN
+stopifnot(grepl("missing or infinite", msg(.Call(rff:::C_rff_ridge_eigen, bad))))
+stopifnot(grepl("missing or infinite", msg(.Call(rff:::C_rff_ridge_eigen, matrix(NaN, 10, 10)))))
+bad[3, 3] <- Inf
+stopifnot(grepl("missing or infinite", msg(.Call(rff:::C_rff_ridge_eigen, bad))))
+stopifnot(grepl("missing or infinite", msg(.Call(rff:::C_rff_ridge_chol, bad, A[, 1:2], 0.1))))
+B <- A[, 1:2]; B[1] <- NA
+stopifnot(grepl("missing or infinite", msg(.Call(rff:::C_rff_ridge_chol, A, B, 0.1))))
+# finite input: the eigenvalues and the solve of base R
+e <- .Call(rff:::C_rff_ridge_eigen, A)
+stopifnot(isTRUE(all.equal(e$values, rev(eigen(A, symmetric = TRUE)$values), tolerance = 1e-10)))
+r <- .Call(rff:::C_rff_ridge_chol, A, A[, 1:2], 0.1)
+stopifnot(isTRUE(all.equal(r$coefficients, solve(A + diag(0.1, 10), A[, 1:2]), tolerance = 1e-10)))
+# the spectral-norm error of rff_kernel_error() goes through dsyevr too
+K <- rff_kernel(matrix(1:3))
+K[2, 2] <- NaN
+stopifnot(grepl("missing or infinite", msg(.Call(rff:::C_rff_kernel_error, matrix(1:3 + 0), NULL, K,
+  rff_map(1, D = 4), 1L, FALSE, TRUE, 1L))))
+cat("DONE\\n")
+', timeout = 60)
+  expect_true(res$ok, label = res$output)
+})
+
+test_that("threshold constants of the C code hold on both sides of their cut", {
+  # Matern nu in [RFF_NU_MIN, RFF_NU_MAX] = [0.05, 1e6]: the kernel of base
+  # R's besselK() at the ends, and an rff_error just beyond them
+  x <- matrix(c(0, 0.3, 1.1, 2))
+  for (nu in c(0.05, 0.05 + 1e-12)) {
+    K <- rff_kernel(x, kernel = "matern", nu = nu)
+    expect_equal(K[1, ], ref_kappa(x, "matern", nu = nu), tolerance = 1e-8, ignore_attr = TRUE)
+  }
+  expect_error(rff_kernel(x, kernel = "matern", nu = 0.05 - 1e-12), class = "rff_error")
+  # at nu = 1e6 the Matern kernel is the Gaussian one to O(1 / nu)
+  K <- rff_kernel(x, kernel = "matern", nu = 1e6)
+  expect_equal(K[1, ], exp(-x[, 1]^2 / 2), tolerance = 1e-5, ignore_attr = TRUE)
+  expect_error(rff_kernel(x, kernel = "matern", nu = 1e6 * (1 + 1e-12)), class = "rff_error")
+  # polynomial degree up to RFF_DEGREE_MAX = 30: (x'y / l^2 + c)^p of base R
+  y <- matrix(c(0.2, -0.4, 0.9), 3, 1)
+  K <- rff_kernel(y, kernel = "polynomial", degree = 30, offset = 1)
+  expect_equal(unclass(K)[, ], (tcrossprod(y) + 1)^30, tolerance = 1e-12, ignore_attr = TRUE)
+  expect_error(rff_kernel(y, kernel = "polynomial", degree = 31), class = "rff_error")
+  # rff_kernel_error(): up to ERR_SMALL_M = 8 rows of y the estimate is made
+  # block by block (fused), from 9 by one dgemm; Gram products in panels of
+  # ERR_PANEL_COLS = 256 columns: both sides against tcrossprod()
+  set.seed(13)
+  m <- rff_map(2, D = 30)
+  xx <- matrix(runif(300 * 2), 300, 2)
+  Zx <- unclass(rff_features(xx, map = m))[, ]
+  for (my in c(8, 9)) {
+    yy <- matrix(runif(my * 2), my, 2)
+    e <- rff_kernel_error(xx, yy, map = m, keep = TRUE)
+    expect_equal(attr(e, "estimate")[, , 1], Zx %*% t(unclass(rff_features(yy, map = m))[, ]),
+                 tolerance = 1e-12, ignore_attr = TRUE, label = paste(my, "rows of y"))
+  }
+  for (n in c(256, 257)) {
+    e <- rff_kernel_error(xx[seq_len(n), ], map = m, keep = TRUE)
+    expect_equal(attr(e, "estimate")[, , 1], tcrossprod(Zx[seq_len(n), ]), tolerance = 1e-12,
+                 ignore_attr = TRUE, label = paste(n, "rows"))
+  }
+})

@@ -661,3 +661,60 @@ test_that("summary prints one number style and no blank header line", {
   expect_false(any(grepl("^ +$", out)))
   expect_true(any(grepl("Residual standard error: .*, R-squared: .*, GCV: ", out)))
 })
+
+test_that("extreme weights act through their proportions, as any multiple of them", {
+  dat <- make_data(n = 70)
+  m <- rff_map(3, D = 16, lengthscale = 1.5)
+  Z <- unclass(rff_features(dat$x, map = m))[, ]
+  by_hand <- function(w, lambda) {
+    w <- w / max(w)
+    W <- sum(w)
+    zbar <- colSums(Z * w) / W
+    Zc <- sweep(Z, 2, zbar)
+    solve(crossprod(Zc * w, Zc) + W * lambda * diag(16),
+          crossprod(Zc, w * (dat$y - sum(w * dat$y) / W)))
+  }
+  one <- rff_ridge(dat$x, dat$y, map = m, progress = FALSE)
+  for (w in list(rep(1e-310, 70), rep(1e-320, 70), rep(1e300, 70))) {
+    f <- rff_ridge(dat$x, dat$y, map = m, weights = w, progress = FALSE)
+    expect_equal(f$lambda_best, one$lambda_best, tolerance = 1e-10)
+    expect_true(all(is.finite(f$coefficients)))
+    expect_equal(f$coefficients, one$coefficients, tolerance = 1e-8)
+    expect_equal(predict(f, dat$x[1:5, ]), predict(one, dat$x[1:5, ]), tolerance = 1e-8)
+  }
+  w <- c(1e308, 1e308, rep(1, 68))
+  f <- rff_ridge(dat$x, dat$y, map = m, weights = w, lambda = 0.01, standardize = FALSE,
+                 progress = FALSE)
+  expect_equal(drop(f$coefficients), drop(by_hand(w, 0.01)), tolerance = 1e-8)
+  f <- rff_ridge(dat$x, dat$y, map = m, weights = w, lambda = c(0.1, 0.01), progress = FALSE)
+  expect_true(all(is.finite(f$coefficients)))
+})
+
+test_that("weighted intervals and summaries are those of predict.lm() and lm() with the weights given", {
+  set.seed(34)
+  n <- 80
+  x <- matrix(rnorm(n * 2), n, 2)
+  y <- x[, 1] - x[, 2]^2 + rnorm(n, sd = 0.3)
+  m <- rff_map(2, D = 10, lengthscale = 2)
+  Z <- unclass(rff_features(x, map = m))[, ]
+  xnew <- matrix(rnorm(8), 4, 2)
+  nd <- list(Z = unclass(rff_features(xnew, map = m))[, ])
+  for (k in c(1, 50, 1e-3)) {
+    w <- k * runif(n, 0.5, 2)
+    fit <- rff_ridge(x, y, lambda = c(0.1, 0), map = m, weights = w, standardize = FALSE,
+                     progress = FALSE)
+    wls <- lm(y ~ Z, weights = w)
+    for (iv in c("confidence", "prediction")) {
+      p <- predict(fit, xnew, lambda = 0, interval = iv)
+      expect_equal(unname(p), unname(predict(wls, nd, interval = iv, weights = 1)), tolerance = 1e-6,
+                   label = paste(iv, k))
+    }
+    se <- predict(fit, xnew, lambda = 0, se.fit = TRUE)
+    expect_equal(se$residual.scale, summary(wls)$sigma, tolerance = 1e-6)
+    s <- summary(rff_ridge(x, y, lambda = 0, map = m, weights = w, standardize = FALSE,
+                           progress = FALSE))
+    expect_equal(unname(s$sigma), summary(wls)$sigma, tolerance = 1e-6)
+    expect_equal(unname(s$rss), sum(w * residuals(wls)^2), tolerance = 1e-6)
+    expect_equal(unname(s$r.squared), summary(wls)$r.squared, tolerance = 1e-6)
+  }
+})

@@ -143,7 +143,6 @@ test_that("two PSOCK workers reading RDS and CSV files give the one-process fit"
 
 test_that("a future plan with two multisession workers gives the one-process fit", {
   skip_if_not_installed("future")
-  skip_if_not_installed("future.apply")
   dat <- write_chunks(k = 4)
   on.exit(unlink(dat$dir, recursive = TRUE))
   m <- rff_map(3, D = 30, lengthscale = 1.5)
@@ -270,16 +269,55 @@ test_that("a worker that dies fails its chunks without losing the others", {
     for (node in cl) try(close(node$con), silent = TRUE)
   }, add = TRUE)
   read_or_die <- function(f) if (grepl("part-4", f)) quit(save = "no") else readRDS(f)
-  # one worker: rounds of two chunks, the second round's worker dies
+  # one worker, one chunk at a time: it dies at chunk 4, after three
   e <- tryCatch(rff_stats_apply(dat$rds, read_or_die, m, cluster = cl, retries = 1,
                                 progress = FALSE),
                 rff_error = function(e) e)
   expect_s3_class(e, "rff_chunk_error")
-  expect_match(conditionMessage(e), "chunk 3 (\"", fixed = TRUE)
-  expect_match(conditionMessage(e), "the cluster engine failed", fixed = TRUE)
-  expect_equal(e$failed, 3:4)
-  ok <- unlist(dat$rows[1:2])
+  expect_match(conditionMessage(e), "chunk 4 (\"", fixed = TRUE)
+  expect_equal(e$failed, 4L)
+  # the retry found no worker left
+  expect_match(e$errors[[1]], "no worker of the cluster is alive", fixed = TRUE)
+  ok <- unlist(dat$rows[1:3])
   expect_same_stats(e$partial, rff_stats(dat$x[ok, ], dat$y[ok], m))
+})
+
+test_that("a worker killed mid-chunk loses no finished chunk; the lost one is retried on a live worker", {
+  skip_on_os("windows")
+  dat <- write_chunks(k = 6, n_each = c(60, 90, 75, 45, 50, 70))
+  on.exit(unlink(dat$dir, recursive = TRUE))
+  m <- rff_map(3, D = 20)
+  # the first worker to read part-3 is killed (SIGKILL) while reading it
+  read_or_killed <- function(f) {
+    flag <- paste0(f, ".killed")
+    if (grepl("part-3", f) && !file.exists(flag)) {
+      file.create(flag)
+      tools::pskill(Sys.getpid(), tools::SIGKILL)
+      Sys.sleep(10)
+    }
+    readRDS(f)
+  }
+  for (retries in c(0, 2)) {
+    unlink(paste0(dat$rds, ".killed"))
+    cl <- local_cluster(2)
+    res <- tryCatch(rff_stats_apply(dat$rds, read_or_killed, m, cluster = cl, retries = retries,
+                                    keep_chunks = TRUE, progress = FALSE),
+                    rff_error = function(e) e)
+    for (node in cl) try(close(node$con), silent = TRUE)
+    if (retries == 0) {
+      expect_s3_class(res, "rff_chunk_error")
+      expect_equal(res$failed, 3L)
+      expect_match(res$errors[[1]], "died", fixed = TRUE)
+      ok <- unlist(dat$rows[-3])
+      expect_same_stats(res$partial, rff_stats(dat$x[ok, ], dat$y[ok], m))
+      expect_length(res$partial$chunks, 5)
+    } else {
+      # the other worker read chunk 3 again, and every chunk is there
+      expect_s3_class(res, "rff_stats")
+      expect_same_stats(res, rff_stats(dat$x, dat$y, m))
+      expect_length(res$chunks, 6)
+    }
+  }
 })
 
 test_that("rff_cv() on kept chunks equals refits leaving each chunk out", {
@@ -511,7 +549,7 @@ test_that("bad weights are rff_errors naming where they came from", {
                "every row of every chunk has weight zero", class = "rff_error")
 })
 
-test_that("cluster = \"future\" without future.apply is an rff_error", {
+test_that("cluster = \"future\" without future is an rff_error", {
   ns <- asNamespace("rff")
   real <- get("has_package", envir = ns)
   unlockBinding("has_package", ns)
@@ -521,5 +559,71 @@ test_that("cluster = \"future\" without future.apply is an rff_error", {
     lockBinding("has_package", ns)
   })
   expect_error(rff_stats_apply(1:2, identity, rff_map(2, D = 6), cluster = "future"),
-               "needs the package future.apply", class = "rff_error")
+               "needs the package future,", class = "rff_error")
+})
+
+test_that("a chunk whose y has another number of columns fails alone, named", {
+  dat <- write_chunks()
+  on.exit(unlink(dat$dir, recursive = TRUE))
+  m <- rff_map(3, D = 20)
+  read_two_y <- function(f) {
+    d <- readRDS(f)
+    if (grepl("part-3", f)) d$y <- cbind(d$y, d$y)
+    d
+  }
+  e <- tryCatch(rff_stats_apply(dat$rds, read_two_y, m, keep_chunks = TRUE, progress = FALSE),
+                rff_error = function(e) e)
+  expect_s3_class(e, "rff_chunk_error")
+  expect_equal(e$failed, 3L)
+  expect_match(conditionMessage(e), "chunk 3 (\"", fixed = TRUE)
+  expect_match(conditionMessage(e), "`read(chunk)$y` has 2 columns, the chunks read before it 1",
+               fixed = TRUE)
+  ok <- unlist(dat$rows[-3])
+  expect_same_stats(e$partial, rff_stats(dat$x[ok, ], dat$y[ok], m))
+  expect_length(e$partial$chunks, 3)
+})
+
+test_that("under future's multisession plan a killed worker loses no finished chunk", {
+  skip_on_os("windows")
+  skip_if_not_installed("future")
+  dat <- write_chunks(k = 6, n_each = c(60, 90, 75, 45, 50, 70))
+  on.exit(unlink(dat$dir, recursive = TRUE))
+  m <- rff_map(3, D = 20)
+  # the plan drops the dead worker's connection without closing it: close
+  # the sockets opened here that are still open at the end
+  before <- getAllConnections()
+  oplan <- future::plan(future::multisession, workers = 2)
+  on.exit({
+    future::plan(oplan)
+    for (i in setdiff(getAllConnections(), before)) {
+      con <- getConnection(i)
+      if (inherits(con, "sockconn")) try(close(con), silent = TRUE)
+    }
+  }, add = TRUE)
+  read_or_killed <- function(f) {
+    flag <- paste0(f, ".killed")
+    if (grepl("part-2", f) && !file.exists(flag)) {
+      file.create(flag)
+      tools::pskill(Sys.getpid(), tools::SIGKILL)
+      Sys.sleep(10)
+    }
+    readRDS(f)
+  }
+  res <- tryCatch(rff_stats_apply(dat$rds, read_or_killed, m, cluster = "future",
+                                  keep_chunks = TRUE, progress = FALSE),
+                  rff_error = function(e) e)
+  expect_s3_class(res, "rff_chunk_error")
+  expect_true(2L %in% res$failed)
+  expect_false(1L %in% res$failed)
+  ok <- unlist(dat$rows[-res$failed])
+  expect_same_stats(res$partial, rff_stats(dat$x[ok, ], dat$y[ok], m))
+  # the plan keeps its dead worker: set it again (new workers), and the
+  # failed chunks complete the statistics
+  future::plan(future::sequential)
+  future::plan(future::multisession, workers = 2)
+  rest <- rff_stats_apply(dat$rds[res$failed], read_or_killed, m, cluster = "future",
+                          keep_chunks = TRUE, progress = FALSE)
+  s <- c(res$partial, rest)
+  expect_same_stats(s, rff_stats(dat$x, dat$y, m))
+  expect_length(s$chunks, 6)
 })

@@ -180,3 +180,40 @@ test_that("with more responses than features the statistics are still Z'WZ, Z'Wy
     expect_equal(s1$ZtZ, s$ZtZ, tolerance = 1e-13)
   }
 })
+
+test_that("damaged statistics are an rff_error naming them, in rff_ridge() and c()", {
+  set.seed(1)
+  x <- matrix(rnorm(400), 200)
+  y <- sin(x[, 1]) + rnorm(200, sd = .1)
+  m <- rff_map(2, D = 20)
+  s <- rff_stats(x, y, map = m)
+  damage <- list(
+    n0 = function(s) { s$n <- 0L; s },
+    nneg = function(s) { s$n <- -10; s },
+    nNA = function(s) { s$n <- NA; s },
+    Zty = function(s) { s$Zty[] <- NA; s },
+    ZtZnan = function(s) { s$ZtZ[3, 3] <- NaN; s },
+    ZtZall = function(s) { s$ZtZ[] <- NaN; s },
+    asym = function(s) { s$ZtZ[1, 2] <- s$ZtZ[1, 2] + 1; s },
+    indef = function(s) { s$ZtZ[1, 2] <- s$ZtZ[2, 1] <- 2 * sqrt(s$ZtZ[1, 1] * s$ZtZ[2, 2]); s },
+    negdiag = function(s) { s$ZtZ[4, 4] <- -1; s },
+    size = function(s) { s$ZtZ <- s$ZtZ[-1, -1]; s },
+    zsum = function(s) { s$zsum <- s$zsum[-1]; s },
+    yty = function(s) { s$yty <- Inf; s },
+    map = function(s) { s$map$omega[1] <- NA; s })
+  for (nm in names(damage)) {
+    bad <- damage[[nm]](s)
+    e <- expect_error(rff_ridge(bad, lambda = c(0.1, 1)), class = "rff_error", label = nm)
+    expect_identical(e$arg, "x")
+    expect_match(conditionMessage(e), "`x`", label = nm)
+    if (nm == "n0") next  # statistics of no rows combine with others
+    e <- expect_error(c(s, bad), class = "rff_error", label = nm)
+    expect_match(conditionMessage(e), "element 2 of `...` is damaged", label = nm)
+  }
+  # the checks pass whole statistics, and c() of halves equals the fit on all
+  half <- c(rff_stats(x[1:100, ], y[1:100], map = m), rff_stats(x[101:200, ], y[101:200], map = m))
+  Z <- rff_features(x, map = m)
+  Zc <- scale(Z, scale = FALSE)
+  beta <- solve(crossprod(Zc) + 200 * 0.1 * diag(20), crossprod(Zc, y - mean(y)))
+  expect_equal(unname(coef(rff_ridge(half, lambda = 0.1))[-1]), drop(beta), tolerance = 1e-8)
+})
