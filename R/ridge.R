@@ -232,6 +232,7 @@ rff_ridge.default <- function(x, y, lambda = NULL, map = NULL, intercept = TRUE,
   }
   fit <- add_fitted(fit, m$x, m$y, chunk_size, a$threads, m$offset)
   fit <- add_model_info(fit, m, search)
+  fit$prior.weights <- m$weights
   fit$call <- cl
   fit
 }
