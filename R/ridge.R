@@ -134,8 +134,9 @@
 #'   every routine runs on one thread, since OpenMP's threads do not survive
 #'   `fork()`. Results
 #'   do not depend on it.
-#' @param progress Show a text progress bar when more than one block is
-#'   streamed.
+#' @param progress Show progress when more than one block is streamed: a
+#'   text bar, or through progressr's handlers (see [rff_progress]).
+#'   `FALSE` silences both.
 #' @param ... For the default and formula methods: arguments of [rff_map()]
 #'   that draw the map when `map` is `NULL`: `D` (default from the data,
 #'   see Details), `kernel`, `lengthscale` (default `"auto"`; also
