@@ -89,6 +89,7 @@ coef_long <- function(B, a0, group, group_name, intercept) {
 }
 
 #' @rdname tidy.rff_ridge
+#' @usage \method{tidy}{rff_ridge}(x, ...)
 #' @exportS3Method generics::tidy
 tidy.rff_ridge <- function(x, ...) {
   check_no_dots(list(...))
@@ -102,6 +103,7 @@ tidy.rff_ridge <- function(x, ...) {
 }
 
 #' @rdname tidy.rff_ridge
+#' @usage \method{tidy}{rff_glm}(x, ...)
 #' @exportS3Method generics::tidy
 tidy.rff_glm <- function(x, ...) {
   check_no_dots(list(...))
@@ -111,6 +113,7 @@ tidy.rff_glm <- function(x, ...) {
 }
 
 #' @rdname tidy.rff_ridge
+#' @usage \method{tidy}{rff_cv}(x, ...)
 #' @exportS3Method generics::tidy
 tidy.rff_cv <- function(x, ...) {
   check_no_dots(list(...))
@@ -140,6 +143,7 @@ glance_likelihood <- function(x) {
 }
 
 #' @rdname tidy.rff_ridge
+#' @usage \method{glance}{rff_ridge}(x, ...)
 #' @exportS3Method generics::glance
 glance.rff_ridge <- function(x, ...) {
   check_no_dots(list(...))
@@ -156,6 +160,7 @@ glance.rff_ridge <- function(x, ...) {
 }
 
 #' @rdname tidy.rff_ridge
+#' @usage \method{glance}{rff_glm}(x, ...)
 #' @exportS3Method generics::glance
 glance.rff_glm <- function(x, ...) {
   check_no_dots(list(...))
@@ -171,6 +176,7 @@ glance.rff_glm <- function(x, ...) {
 }
 
 #' @rdname tidy.rff_ridge
+#' @usage \method{glance}{rff_cv}(x, ...)
 #' @exportS3Method generics::glance
 glance.rff_cv <- function(x, ...) {
   check_no_dots(list(...))
@@ -215,6 +221,7 @@ augment_training <- function(x, v, data) {
 }
 
 #' @rdname tidy.rff_ridge
+#' @usage \method{augment}{rff_ridge}(x, data = NULL, newdata = NULL, se_fit = FALSE, ...)
 #' @exportS3Method generics::augment
 augment.rff_ridge <- function(x, data = NULL, newdata = NULL, se_fit = FALSE, ...) {
   check_no_dots(list(...))
@@ -239,6 +246,9 @@ augment.rff_ridge <- function(x, data = NULL, newdata = NULL, se_fit = FALSE, ..
 }
 
 #' @rdname tidy.rff_ridge
+#' @usage \method{augment}{rff_glm}(x, data = NULL, newdata = NULL,
+#'   type.predict = c("link", "response"),
+#'   type.residuals = c("deviance", "response"), ...)
 #' @exportS3Method generics::augment
 augment.rff_glm <- function(x, data = NULL, newdata = NULL,
                             type.predict = c("link", "response"),
@@ -285,6 +295,7 @@ glm_new_response <- function(x, y) {
 }
 
 #' @rdname tidy.rff_ridge
+#' @usage \method{augment}{rff_cv}(x, data = NULL, newdata = NULL, ...)
 #' @exportS3Method generics::augment
 augment.rff_cv <- function(x, data = NULL, newdata = NULL, ...) {
   if (inherits(x$fit, "rff_glm")) return(augment.rff_glm(x$fit, data, newdata, ...))

@@ -145,6 +145,7 @@ print.step_rff <- function(x, width = max(20, options()$width - 35), ...) {
 
 #' @rdname step_rff
 #' @param x A `step_rff` step.
+#' @usage \method{tidy}{step_rff}(x, ...)
 #' @exportS3Method generics::tidy
 tidy.step_rff <- function(x, ...) {
   if (recipes::is_trained(x)) {
@@ -165,6 +166,7 @@ tidy.step_rff <- function(x, ...) {
 }
 
 #' @rdname step_rff
+#' @usage \method{tunable}{step_rff}(x, ...)
 #' @exportS3Method generics::tunable
 tunable.step_rff <- function(x, ...) {
   tibble::tibble(
@@ -175,6 +177,7 @@ tunable.step_rff <- function(x, ...) {
 }
 
 #' @rdname step_rff
+#' @usage \method{required_pkgs}{step_rff}(x, ...)
 #' @exportS3Method generics::required_pkgs
 required_pkgs.step_rff <- function(x, ...) "rff"
 
