@@ -103,7 +103,7 @@ register_parsnip_model <- function() {
                          has_submodel = FALSE)
   parsnip::set_model_arg(model = "rff_model", eng = "rff", parsnip = "D", original = "D",
                          func = list(pkg = "dials", fun = "num_comp"), has_submodel = FALSE)
-  newdata <- list(object = rlang::expr(object$fit), newdata = rlang::expr(new_data))
+  newdata <- list(object = quote(object$fit), newdata = quote(new_data))
   parsnip::set_pred(model = "rff_model", eng = "rff", mode = "regression", type = "numeric",
                     value = list(pre = NULL, post = NULL, func = c(fun = "predict"),
                                  args = newdata))

@@ -25,7 +25,7 @@ r_pkgs=(testthat knitr rmarkdown roxygen2 ggplot2 MASS nnet glmnet kernlab mlben
 need_r=()
 for p in "${r_pkgs[@]}"; do have_rpkg "$p" || need_r+=("$p"); done
 # not in Debian: from CRAN, with the dependencies they need newer than Debian's
-cran_pkgs=(parsnip workflows)
+cran_pkgs=(parsnip workflows dials)
 need_cran=()
 for p in "${cran_pkgs[@]}"; do have_rpkg "$p" || need_cran+=("$p"); done
 

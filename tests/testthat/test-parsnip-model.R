@@ -99,20 +99,6 @@ test_that("tune() placeholders, update() and the tunable arguments", {
   expect_equal(f$fit$map$lengthscale, 1.2)
 })
 
-test_that("tune_grid over the lengthscale", {
-  skip_if_not_installed("tune")
-  skip_if_not_installed("rsample")
-  skip_if_not_installed("workflows")
-  set.seed(47)
-  folds <- rsample::vfold_cv(mtcars, v = 3)
-  wf <- workflows::add_formula(workflows::add_model(
-    workflows::workflow(), rff_model(mode = "regression", D = 20, penalty = 0.01,
-                                     lengthscale = hardhat::tune())), mpg ~ wt + hp)
-  res <- tune::tune_grid(wf, resamples = folds, grid = data.frame(lengthscale = c(0.5, 2)))
-  m <- tune::collect_metrics(res)
-  expect_setequal(unique(m$lengthscale), c(0.5, 2))
-})
-
 test_that("bad arguments are rff_errors naming the argument", {
   expect_rff_error(rff_model(mode = "clustering"), "mode")
   expect_rff_error(rff_model(engine = "kernlab"), "engine")

@@ -115,6 +115,16 @@ expect_step_rff_error <- function(expr, arg, pattern = paste0("`", arg, "`")) {
   expect_rff_error(stop(e), arg, pattern)
 }
 
+test_that("rff_lengthscale_param() is a dials parameter on the log10 scale", {
+  skip_if_not_installed("dials")
+  p <- rff_lengthscale_param()
+  expect_s3_class(p, "quant_param")
+  expect_equal(dials::value_seq(p, 3), c(0.1, 1, 10))
+  expect_equal(dials::value_seq(rff_lengthscale_param(c(0, 2)), 2), c(1, 100))
+  expect_rff_error(rff_lengthscale_param(c(1, 0)), "range")
+  expect_rff_error(rff_lengthscale_param("a"), "range")
+})
+
 test_that("bad arguments are rff_errors naming the argument", {
   d <- boston()
   rec <- recipes::recipe(medv ~ ., data = d)
