@@ -27,12 +27,16 @@
 #'   `nu`, `variant`, ...), used in every fit.
 #' @return A list, caret's custom-model format.
 #' @examples
+#' \donttest{
+#' # (loading caret alone takes seconds)
 #' if (requireNamespace("caret", quietly = TRUE)) {
 #'   set.seed(1)
 #'   tr <- caret::train(mtcars[, c("wt", "hp", "disp")], mtcars$mpg,
-#'                      method = rff_caret(D = 20), tuneLength = 2,
+#'                      method = rff_caret(D = 20),
+#'                      tuneGrid = data.frame(lengthscale = c(1, 2), lambda = 1e-3),
 #'                      trControl = caret::trainControl(method = "cv", number = 3))
 #'   tr$bestTune
+#' }
 #' }
 #' @export
 rff_caret <- function(type = c("auto", "regression", "classification"), D = NULL, ...) {
