@@ -2,7 +2,7 @@
 R ?= R
 LIB := .build/lib
 
-.PHONY: test demo deps document unit install sanitize valgrind bigsize bigfiles mutants stress bench clean check-bare
+.PHONY: test demo deps document unit install site sanitize valgrind bigsize bigfiles mutants stress bench clean check-bare
 
 test:
 	@bash tools/check.sh
@@ -55,6 +55,11 @@ bigfiles: install
 # quick testthat run against a fresh install, without R CMD check
 unit: install
 	R_LIBS=$(LIB) Rscript -e 'library(rff); testthat::test_dir("tests/testthat", package = "rff", load_package = "installed")'
+
+# the pkgdown site (reference by task, the vignettes as articles, NEWS) in
+# .build/site (offline: tools/site.R); open .build/site/index.html
+site: install
+	R_LIBS=$(LIB) Rscript tools/site.R
 
 demo: install
 	R_LIBS=$(LIB) Rscript tools/demo.R $(or $(OUT),rff-demo)

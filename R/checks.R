@@ -277,3 +277,13 @@ check_offset <- function(offset, n, q, family = "gaussian") {
   }
   matrix(as.double(offset), n, q)
 }
+
+# An error for arguments given to a method that takes none.
+check_no_dots <- function(dots) {
+  if (length(dots)) {
+    nm <- names(dots)
+    rff_abort("...", sprintf("`...` must be empty; got %s",
+                             if (is.null(nm) || !nzchar(nm[1L])) "an unnamed argument"
+                             else sprintf("`%s`", nm[1L])))
+  }
+}

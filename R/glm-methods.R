@@ -16,8 +16,9 @@
 #' influence matrix, estimated on the preconditioner's sample of rows; per
 #' class block for the multinomial family) and, for classifiers, the
 #' training accuracy and confusion table. `logLik()` has that `df`.
-#' `plot()` draws the cross-validated deviance against lambda (with
-#' standard-error bars) when the fit has one, else the training deviance.
+#' `plot()` draws the cross-validated measure that chose lambda (deviance,
+#' misclassification rate or AUC, with standard-error bars) against lambda
+#' when the fit has one, else the training deviance.
 #'
 #' @param object,x An `"rff_glm"` fit.
 #' @param newdata New rows: a data frame for fits made with a formula,
@@ -173,8 +174,8 @@ print.rff_glm <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
               if (isTRUE(x$cached)) "cached in memory" else "streamed"))
   i <- x$best
   crit <- if (is.null(x$cvm)) "" else
-    sprintf(" (%d-fold CV deviance per row %s, se %s)", x$folds, fmt(x$cvm[i], digits),
-            fmt(x$cvsd[i], digits))
+    sprintf(" (%d-fold CV %s %s, se %s)", x$folds, glm_measure_label(x),
+            fmt(x$cvm[i], digits), fmt(x$cvsd[i], digits))
   cat(sprintf("  lambda = %s%s\n", fmt(x$lambda_best, digits), crit))
   cat(sprintf("  deviance %s, null deviance %s (%s%% explained)\n",
               fmt(x$deviance[i], digits), fmt(x$null.deviance, digits),
@@ -183,6 +184,12 @@ print.rff_glm <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
     cat(sprintf("  training accuracy %s\n", fmt(glm_accuracy(x), digits)))
   }
   invisible(x)
+}
+
+# The label of the measure that chose lambda_best ("deviance per row" for
+# fits saved before the measure was kept).
+glm_measure_label <- function(object) {
+  measure_label(if (is.null(object$measure)) "deviance" else object$measure)
 }
 
 # The (weighted) share of training rows whose predicted class is theirs.
@@ -204,7 +211,8 @@ summary.rff_glm <- function(object, ...) {
               iterations = object$iterations[i], converged = object$converged[i],
               cvm = if (is.null(object$cvm)) NULL else object$cvm[i],
               cvsd = if (is.null(object$cvsd)) NULL else object$cvsd[i],
-              folds = object$folds, accuracy = NULL, confusion = NULL)
+              folds = object$folds, measure = glm_measure_label(object),
+              accuracy = NULL, confusion = NULL)
   if (!is.null(object$levels)) {
     cls <- glm_class(object$family, object$linear.predictors)
     truth <- if (object$family == "binomial") object$y + 1L else object$y
@@ -226,8 +234,9 @@ print.summary.rff_glm <- function(x, digits = max(3L, getOption("digits") - 3L),
                          glm_family_label(x$family), format(x$n, big.mark = ",")),
                  x$call, x$map)
   cat(sprintf("  lambda = %s%s\n", fmt(x$lambda, digits),
-              if (is.null(x$cvm)) "" else sprintf(" (%d-fold CV deviance per row %s, se %s)",
-                                                 x$folds, fmt(x$cvm, digits), fmt(x$cvsd, digits))))
+              if (is.null(x$cvm)) "" else sprintf(" (%d-fold CV %s %s, se %s)",
+                                                 x$folds, x$measure, fmt(x$cvm, digits),
+                                                 fmt(x$cvsd, digits))))
   cat(sprintf("\nDeviance: %s on %s effective degrees of freedom\n", fmt(x$deviance, digits),
               fmt(x$df, digits)))
   cat(sprintf("Null deviance: %s (%s%% explained); AIC: %s\n", fmt(x$null.deviance, digits),
@@ -251,7 +260,7 @@ plot.rff_glm <- function(x, y, ...) {
     hi <- x$cvm + x$cvsd
     graphics::plot(lam[o], x$cvm[o], log = "x", type = "b", pch = 20,
                    ylim = range(lo, hi, finite = TRUE), xlab = expression(lambda),
-                   ylab = "CV deviance per row",
+                   ylab = paste("CV", glm_measure_label(x)),
                    main = sprintf("%d-fold cross-validation", x$folds), ...)
     graphics::segments(lam[o], lo[o], lam[o], hi[o], col = "grey50")
     graphics::points(x$lambda_best, x$cvm[x$best], pch = 4, cex = 2)

@@ -1,11 +1,15 @@
 # Layer 8 (methods): the methods of "rff_ridge" fits: predictions,
-# coefficients, fitted values, printing, summaries and the GCV plot.
+# coefficients, fitted values, printing, summaries and the plot of the
+# criterion that chose lambda.
 
 #' Predictions, coefficients and fitted values of a random-feature ridge fit
 #'
 #' `predict()` featurizes `newdata` through the fit's map in blocks (never
 #' the whole feature matrix) and returns z(x)'beta + intercept (+ offset),
-#' after the fit's standardization of the inputs.
+#' after the fit's standardization of the inputs. `plot()` draws the
+#' criterion that chose `lambda_best` (the leave-one-out error, or GCV for
+#' fits with `criterion = "gcv"` and fits from statistics) against lambda,
+#' with `lambda_best` marked.
 #'
 #' **lambda.** Any values >= 0. Values of the fitted path use the stored
 #' coefficients; any other value is solved exactly from the normal
@@ -233,12 +237,22 @@ print.summary.rff_ridge <- function(x, digits = max(3L, getOption("digits") - 3L
 #' @param y Unused.
 #' @export
 plot.rff_ridge <- function(x, y, ...) {
-  g <- if (is.matrix(x$gcv)) rowSums(x$gcv) else x$gcv
+  cc <- ridge_criterion_curve(x)
   o <- order(x$lambda)
-  ok <- is.finite(g[o])
-  graphics::plot(x$lambda[o][ok], g[o][ok], log = "x", type = "b", pch = 20,
-                 xlab = expression(lambda), ylab = "GCV",
-                 main = "Generalized cross-validation", ...)
+  ok <- is.finite(cc$value[o])
+  graphics::plot(x$lambda[o][ok], cc$value[o][ok], log = "x", type = "b", pch = 20,
+                 xlab = expression(lambda), ylab = cc$label, main = cc$main, ...)
   graphics::abline(v = x$lambda_best, lty = 2)
   invisible(x)
+}
+
+# The criterion that chose lambda_best along the path (summed over
+# responses): the exact leave-one-out error when the fit chose by it, else GCV.
+ridge_criterion_curve <- function(x) {
+  total <- function(v) if (is.matrix(v)) rowSums(v) else v
+  if (identical(x$criterion, "LOO") && !is.null(x$loo)) {
+    return(list(value = total(x$loo), label = "leave-one-out MSE",
+                main = "Leave-one-out cross-validation"))
+  }
+  list(value = total(x$gcv), label = "GCV", main = "Generalized cross-validation")
 }

@@ -147,8 +147,9 @@
 #'   every routine runs on one thread, since OpenMP's threads do not survive
 #'   `fork()`. Results
 #'   do not depend on it.
-#' @param progress Show a text progress bar when more than one block is
-#'   streamed.
+#' @param progress Show progress when more than one block is streamed: a
+#'   text bar, or through progressr's handlers (see [rff_progress]).
+#'   `FALSE` silences both.
 #' @param ... For the default and formula methods: arguments of [rff_map()]
 #'   that draw the map when `map` is `NULL`: `D` (default from the data,
 #'   see Details), `kernel`, `lengthscale` (default `"auto"`; also
@@ -245,6 +246,7 @@ rff_ridge.default <- function(x, y, lambda = NULL, map = NULL, intercept = TRUE,
   }
   fit <- add_fitted(fit, m$x, m$y, chunk_size, a$threads, m$offset)
   fit <- add_model_info(fit, m, search)
+  fit$prior.weights <- m$weights
   fit$call <- cl
   fit
 }

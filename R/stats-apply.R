@@ -106,7 +106,8 @@
 #'   of that chunk's rows, or a list with one element per chunk (in the order
 #'   of `chunks`), each the weights of that chunk's rows. See Details.
 #' @param retries How many more times a failing chunk is tried.
-#' @param progress Show a text progress bar over chunks.
+#' @param progress Show progress over chunks: a text bar, or through
+#'   progressr's handlers (see [rff_progress]). `FALSE` silences both.
 #' @param keep_chunks Keep the statistics of every chunk in the result
 #'   (field `chunks`), so that [rff_cv()] can use the chunks as folds
 #'   (O(chunks * D^2) memory).

@@ -35,8 +35,9 @@
 #' @param threads Number of threads for featurization and for the blocked
 #'   update of Z'Z; default as in [rff_features()]. Results do not depend on
 #'   it.
-#' @param progress Show a text progress bar ([utils::txtProgressBar()]) when
-#'   more than one block is streamed.
+#' @param progress Show progress when more than one block is streamed: a
+#'   text bar ([utils::txtProgressBar()]), or through progressr's handlers
+#'   (see [rff_progress]). `FALSE` silences both.
 #' @param weights Optional non-negative row weights: the statistics become
 #'   Z'WZ, Z'Wy, the weighted sums of Z, y and y^2, and the total weight
 #'   (`wsum`), accumulated in C; [rff_ridge()] on them minimizes

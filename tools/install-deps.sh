@@ -17,11 +17,19 @@ have_cmd qpdf     || need_deb+=(qpdf)
 have_cmd tidy     || need_deb+=(tidy)
 have_cmd pdflatex || need_deb+=(texlive-latex-base texlive-latex-recommended texlive-fonts-recommended)
 
-r_pkgs=(testthat knitr rmarkdown roxygen2 ggplot2 MASS nnet glmnet kernlab mlbench ranger future future.apply ${RFF_EXTRA_RPKGS:-})
+have_cmd chromium || need_deb+=(chromium)   # looking at the pkgdown site
+
+# the ecosystem integrations' frameworks (Suggests) come from Debian too
+r_pkgs=(testthat knitr rmarkdown roxygen2 ggplot2 MASS nnet glmnet kernlab mlbench ranger future future.apply
+        generics broom recipes caret progressr hardhat pkgdown ${RFF_EXTRA_RPKGS:-})
 need_r=()
 for p in "${r_pkgs[@]}"; do have_rpkg "$p" || need_r+=("$p"); done
+# not in Debian: from CRAN, with the dependencies they need newer than Debian's
+cran_pkgs=(parsnip workflows dials)
+need_cran=()
+for p in "${cran_pkgs[@]}"; do have_rpkg "$p" || need_cran+=("$p"); done
 
-if [ ${#need_deb[@]} -eq 0 ] && [ ${#need_r[@]} -eq 0 ]; then
+if [ ${#need_deb[@]} -eq 0 ] && [ ${#need_r[@]} -eq 0 ] && [ ${#need_cran[@]} -eq 0 ]; then
   exit 0
 fi
 
@@ -45,4 +53,7 @@ if [ ${#still[@]} -gt 0 ]; then
   echo "install-deps: installing from CRAN: ${still[*]}"
   lib=$(Rscript -e 'cat(.libPaths()[1])')
   Rscript -e "install.packages(commandArgs(TRUE), lib = '$lib', repos = 'https://cloud.r-project.org')" "${still[@]}"
+fi
+if [ ${#need_cran[@]} -gt 0 ]; then
+  Rscript "$(dirname "$0")/install-cran.R" "${need_cran[@]}"
 fi
