@@ -23,6 +23,9 @@ if [ -z "$tarball" ]; then
 fi
 
 export _R_CHECK_LIMIT_CORES_=TRUE
+# a time zone, so that packages loaded by the check (lubridate through
+# recipes) do not ask systemd for one and print its errors
+export TZ="${TZ:-UTC}"
 # The PDF manual uses the inconsolata font when LaTeX has it (Debian ships it
 # only in the 1.4 GB texlive-fonts-extra); otherwise the standard fonts.
 if ! kpsewhich inconsolata.sty >/dev/null 2>&1; then export R_RD4PDF="times,hyper"; fi

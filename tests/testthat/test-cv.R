@@ -308,6 +308,7 @@ test_that("lengthscale \"auto\" walks over the multiples of the median heuristic
   expect_true(all(c(-1, 0, 1) %in% m))
   best <- apply(cg$cvm, 2, min)
   expect_identical(cg$best[["lengthscale"]], unname(which.min(best)))
+})
 
 test_that("overflowing responses, damaged maps and indefinite statistics are clear rff_errors", {
   set.seed(1)

@@ -501,6 +501,7 @@ test_that("the L-BFGS in C takes the R code's iterations, step for step", {
     expect_lt(max(abs(ev$g)), 1e-3)
     expect_equal(ev$f, rc$cur$f, tolerance = 1e-12)
   }
+})
 
 test_that("extreme weights act through their proportions in rff_glm()", {
   set.seed(1)

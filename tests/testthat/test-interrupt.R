@@ -111,6 +111,7 @@ invisible(run())'
   expect_identical(cut$result, "interrupted", label = paste(cut$output, collapse = "\n"))
   expect_equal(cut$checks, 8)
   expect_equal(cut$after, exp(-1 / 2), tolerance = 1e-6)
+})
 
 test_that("the n x n product of a kernel-error replicate checks for interrupts every 256 columns", {
   # 1100 rows: panels of 256 columns, 5 checks in the product of each
