@@ -91,9 +91,10 @@ test_that("a large-nu Matern kernel agrees with the Bessel form and allocates no
   expect_equal(d1 / d2, 10, tolerance = 0.05)
   # 600 x 600 entries at nu = 500.5 used 1.4 GB of R_alloc'd workspace before
   x <- matrix(seq(0, 3, length.out = 600))
-  gc(reset = TRUE)
+  # the peak above what the session already holds (loaded packages differ)
+  before <- sum(gc(reset = TRUE)[, 2])
   K <- rff_kernel(x, kernel = "matern", nu = 500.5)
-  expect_lt(sum(gc()[, 6]), 200)   # max used, MB: the result is 2.9 MB
+  expect_lt(sum(gc()[, 6]) - before, 100)   # max used, MB: the result is 2.9 MB
 })
 
 test_that("Matern frequencies for nu < 1 follow the t law with 2 nu degrees of freedom", {
