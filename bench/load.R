@@ -23,7 +23,8 @@ system2(file.path(R.home("bin"), "Rscript"),
         wait = FALSE)
 for (i in 1:100) if (file.exists(pidfile) && length(readLines(pidfile, warn = FALSE))) break else Sys.sleep(0.1)
 hog <- as.integer(readLines(pidfile))
-on.exit(tools::pskill(hog), add = TRUE)
+# stopped when the script ends, normally or not (on.exit does not run at top level)
+reg.finalizer(environment(), function(e) tools::pskill(hog), onexit = TRUE)
 Sys.sleep(1)
 
 set.seed(20261201)
@@ -57,6 +58,7 @@ for (nm in names(work)) {
   cat(sprintf("%s: default threads (%d) %.2f s, threads = 1 %.2f s\n", nm, default_threads,
               median(t_def), median(t_one)))
 }
+tools::pskill(hog)
 tab <- do.call(rbind, rows)
 tab$ratio <- tab$default / tab$one
 la <- tryCatch(readLines("/proc/loadavg"), error = function(e) "unknown")
