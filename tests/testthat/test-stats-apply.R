@@ -293,7 +293,8 @@ test_that("a worker killed mid-chunk loses no finished chunk; the lost one is re
     if (grepl("part-3", f) && !file.exists(flag)) {
       file.create(flag)
       tools::pskill(Sys.getpid(), tools::SIGKILL)
-      Sys.sleep(10)
+      # not reached: SIGKILL ends the worker at once (no waiting on a clock)
+      stop("the worker outlived SIGKILL")
     }
     readRDS(f)
   }
@@ -605,7 +606,8 @@ test_that("under future's multisession plan a killed worker loses no finished ch
     if (grepl("part-2", f) && !file.exists(flag)) {
       file.create(flag)
       tools::pskill(Sys.getpid(), tools::SIGKILL)
-      Sys.sleep(10)
+      # not reached: SIGKILL ends the worker at once (no waiting on a clock)
+      stop("the worker outlived SIGKILL")
     }
     readRDS(f)
   }
