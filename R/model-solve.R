@@ -81,6 +81,7 @@ solve_path <- function(sys, lambda, eig = NULL) {
   } else {
     method <- "eigen"
     e <- if (is.null(eig)) .Call(C_rff_ridge_eigen, A) else eig
+    check_psd(e$values)
     s <- pmax(e$values, 0)
     V <- e$vectors
     # no vectors: a path scored from its thin eigenproblem (thin_scores())
@@ -108,6 +109,20 @@ solve_path <- function(sys, lambda, eig = NULL) {
   }
   list(beta = beta, intercept = intercept, lambda = lambda, df = df, rss = rss,
        method = method, eigen = eig)
+}
+
+# Eigenvalues of a Gram matrix are >= 0 up to rounding (of order D eps of
+# the largest); one below -1e-8 of the largest means the matrix is not a
+# Gram matrix (statistics altered, or combined from incompatible parts).
+check_psd <- function(values, arg = "x") {
+  top <- max(abs(values), 0)
+  if (length(values) && min(values) < -1e-8 * top) {
+    rff_abort(arg, sprintf(paste0(
+      "the cross-products `ZtZ` are not positive semidefinite (eigenvalue %s, the largest %s): ",
+      "they are not the statistics of any rows (altered, or combined from incompatible parts)"),
+      format(min(values), digits = 3), format(top, digits = 3)))
+  }
+  invisible(values)
 }
 
 # The nonzero eigenvalues and their eigenvectors of A = Zc'WZc from the

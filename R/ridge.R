@@ -273,6 +273,9 @@ rff_ridge.rff_stats <- function(x, lambda = NULL, nlambda = 50,
                            format(x$n)))
   }
   path <- check_path(lambda, nlambda, lambda_min_ratio)
+  # a path is solved through the eigenvalues, which solve_path() checks; one
+  # lambda by a Cholesky factor, which an indefinite ZtZ can pass
+  if (length(path$lambda) == 1L) check_gram_chol(x$ZtZ, "x")
   fit <- ridge_from_stats(x, path)
   fit$call <- cl
   fit

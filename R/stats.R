@@ -192,6 +192,19 @@ check_stats <- function(stats, arg, what = sprintf("`%s`", arg)) {
   invisible(stats)
 }
 
+# ZtZ positive semidefinite (to 1e-8 of its largest diagonal entry): a
+# Cholesky factor of ZtZ + 1e-8 max(diag) I exists.
+check_gram_chol <- function(A, arg) {
+  j <- 1e-8 * max(diag(A), 0)
+  ok <- !inherits(tryCatch(chol(A + diag(j, nrow(A))), error = identity), "error")
+  if (!ok) {
+    rff_abort(arg, sprintf(paste0(
+      "`%s` is damaged: its cross-products `ZtZ` are not positive semidefinite: they are not ",
+      "the statistics of any rows (altered, or combined from incompatible parts)"), arg))
+  }
+  invisible(A)
+}
+
 # The total weight of statistics (statistics made before weights existed
 # have none: their rows weigh 1).
 stats_wsum <- function(s) if (is.null(s$wsum)) s$n else s$wsum
