@@ -165,14 +165,19 @@ rff_glm.default <- function(x, y, family = c("binomial", "multinomial", "poisson
                             progress = interactive(), ...) {
   cl <- fit_call(match.call(), "rff_glm")
   check_required(c("x", "y"))
+  close_progress <- progress_call(progress, "rff_glm")
+  on.exit(close_progress(), add = TRUE)
   g <- glm_setup(x, y, family, lambda, map, intercept, standardize, weights, offset,
                  nlambda, lambda_min_ratio, cache_mb, control, chunk_size, threads,
                  progress, list(...), "rff_glm")
   L_given <- length(g$path$lambda)
   cv <- is.null(g$path$lambda) || L_given > 1L
   foldid <- if (cv) check_foldid(foldid, folds, nrow(g$x)) else NULL
+  st <- progress_stage("fit")
   r <- glm_fit_candidate(g, g$map, foldid, "deviance", stop_early = TRUE)
   fit <- glm_result(g, r, "deviance")
+  st$close()
+  progress_finish()
   fit$call <- cl
   fit
 }
@@ -259,7 +264,10 @@ glm_auto_lengthscale <- function(g, mm) {
   fit_rows <- function(map, r, ...) {
     ridge_rows_fit(m, map, r, path, TRUE, g$chunk_size, g$threads, "loo", ...)
   }
-  s <- select_lengthscale(m, fit_rows)
+  # the progress plan after the search: the GLM's path and its folds (as
+  # many as rff_glm()'s default)
+  L <- if (is.null(g$path$lambda)) g$path$nlambda else length(g$path$lambda)
+  s <- select_lengthscale(m, fit_rows, after = glm_cost(n, mm$map$D, g$K, 5L, L))
   s$fit <- s$eig <- NULL
   s$criterion <- "ridge LOO"
   s

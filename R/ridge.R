@@ -227,6 +227,8 @@ rff_ridge.default <- function(x, y, lambda = NULL, map = NULL, intercept = TRUE,
   # Z'Z, its factor or eigenvectors, and the solve's workspace
   check_stats_memory(m$map$D, 4, !is.null(map))
   chunk_size <- check_chunk_size(chunk_size, m$map$D)
+  close_progress <- progress_call(a$progress, "rff_ridge")
+  on.exit(close_progress(), add = TRUE)
   search <- NULL
   fit_rows <- function(map, rows, ...) {
     ridge_rows_fit(m, map, rows, a$path, a$intercept, chunk_size, a$threads, criterion,
@@ -234,10 +236,12 @@ rff_ridge.default <- function(x, y, lambda = NULL, map = NULL, intercept = TRUE,
   }
   n <- nrow(m$x)
   if (is.null(m$candidates)) {
+    st <- progress_stage("fit")
     fit <- fit_rows(m$map, seq_len(n))
   } else {
     search <- select_lengthscale(m, fit_rows)
     fit <- search$fit
+    st <- progress_stage("final fit")
     if (is.null(fit)) {
       fit <- fit_rows(rescale_map(m$map, search$table$lengthscale[search$best]), seq_len(n),
                       eig = search$eig)
@@ -245,6 +249,8 @@ rff_ridge.default <- function(x, y, lambda = NULL, map = NULL, intercept = TRUE,
     search$fit <- search$eig <- NULL
   }
   fit <- add_fitted(fit, m$x, m$y, chunk_size, a$threads, m$offset)
+  st$close()
+  progress_finish()
   fit <- add_model_info(fit, m, search)
   fit$prior.weights <- m$weights
   fit$call <- cl
