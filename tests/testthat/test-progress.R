@@ -159,10 +159,10 @@ test_that("the display's shares and its estimate of the time left", {
     a$set(2)
     a$close()
     done_a <- d$done
-    # half done 10 s after the start: about 10 s left
+    # a quarter done 10 s after the start: about 30 s left
     d$t0 <- proc.time()[["elapsed"]] - 10
     d$last <- -Inf
-    d$done <- 5
+    d$done <- 2.5
     rff:::progress_render(d)
     close()
   })
@@ -170,7 +170,7 @@ test_that("the display's shares and its estimate of the time left", {
   expect_identical(label_b, "a: b")
   expect_equal(done_b_closed, 2)
   expect_equal(done_a, 4)
-  expect_match(paste(out, collapse = ""), "50% test: a, about 10 s left", fixed = TRUE)
+  expect_match(paste(out, collapse = ""), "25% test: a, about 30 s left", fixed = TRUE)
   expect_false(rff:::progress_active())
 })
 
