@@ -176,12 +176,16 @@ rff_glm_apply <- function(chunks, read, map, family = c("binomial", "multinomial
                 map = map, family = family, levels = NULL, cache_mb = cache_mb,
                 memory_mb = memory_mb, chunk_size = chunk_size, threads = threads,
                 has_offset = NA)
+  # the preconditioner's rows are drawn as rff_glm() draws them, from the
+  # random numbers as they are now (an engine such as future may use some)
+  seed <- get0(".Random.seed", envir = globalenv(), inherits = FALSE)
   S <- glm_session(engine, chunks, weights, setup, retries)
   on.exit(S$close(), add = TRUE)
   info <- glm_apply_read(S, levels)
   prob <- glm_remote_problem(S, info, map, intercept, chunk_size, threads)
   theta0 <- matrix(0, map$D + 1L, info$K)
   if (intercept) theta0[1L, ] <- glm_start(prob, NULL)
+  if (!is.null(seed)) assign(".Random.seed", seed, envir = globalenv())
   sp <- glm_apply_sample(S, info, map, chunk_size, threads, cache_mb, intercept)
   P <- glm_precond(sp, theta0, if (is.null(path$lambda)) 2L else length(path$lambda),
                    rows = seq_len(sp$n))
