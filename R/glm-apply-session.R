@@ -19,6 +19,7 @@ glm_session <- function(engine, chunks, weights, setup, retries) {
                     future = seq_len(min(engine$workers, k)))
   S$assign <- S$slots[ceiling(seq_len(k) * length(S$slots) / k)]
   S$live <- S$slots
+  S$known <- logical(k)    # whether a chunk is kept by the worker it is assigned to
   S$jobs <- lapply(seq_len(k), function(i) {
     list(chunk = chunks[[i]], index = i, weights = if (is.list(weights)) weights[[i]])
   })
@@ -50,8 +51,12 @@ glm_send <- function(S, op, args, want) {
   slots <- intersect(S$live, unique(S$assign[want]))
   msgs <- lapply(slots, function(s) {
     mine <- which(S$assign == s)
-    resend <- S$engine$kind == "future" || !s %in% S$sent
-    list(key = S$key, op = op, setup = if (resend) S$setup, jobs = S$jobs[mine],
+    future <- S$engine$kind == "future"
+    resend <- future || !s %in% S$sent
+    # what to read goes only with chunks the worker may not have yet (their
+    # weights, from a list, would otherwise travel every round)
+    jobs <- lapply(mine, function(i) if (future || !S$known[i]) S$jobs[[i]] else list(index = i))
+    list(key = S$key, op = op, setup = if (resend) S$setup, jobs = jobs,
          only = intersect(want, mine), args = args)
   })
   S$rounds <- S$rounds + 1L
@@ -107,6 +112,7 @@ glm_round <- function(S, op, args, only) {
         next
       }
       S$pids[slot] <- r$pid
+      S$known[as.integer(names(r$results))] <- TRUE
       for (id in names(r$results)) res[[as.integer(id)]] <- r$results[[id]]
       for (id in names(r$errors)) {
         i <- as.integer(id)
@@ -147,6 +153,7 @@ glm_slot_lost <- function(S, slot, mine, r, failed_before) {
       load <- vapply(S$live, function(s) sum(S$assign == s), 0)
       S$assign[i] <- S$live[which.min(load)]
     }
+    S$known[held] <- FALSE
     S$reread <- c(S$reread, held)
     return(invisible())
   }

@@ -169,3 +169,29 @@ test_that("under future::plan(multisession) the fit equals rff_glm()", {
     unlink(dat$dir, recursive = TRUE)
   }
 })
+
+test_that("weights from a list or a function give the fit of weights from read()", {
+  dat <- write_glm_chunks("binomial", weights = TRUE)
+  on.exit(unlink(dat$dir, recursive = TRUE), add = TRUE)
+  m <- rff_map(3, D = 40, lengthscale = 1.2)
+  set.seed(5)
+  ref <- rff_glm_apply(dat$files, readRDS, m, lambda = 1e-2, control = tight)
+  no_w <- function(f) {
+    p <- readRDS(f)
+    p$weights <- NULL
+    p
+  }
+  wl <- split(dat$weights, dat$chunk)
+  names(wl) <- NULL
+  set.seed(5)
+  f1 <- rff_glm_apply(dat$files, no_w, m, lambda = 1e-2, weights = wl, control = tight)
+  set.seed(5)
+  f2 <- rff_glm_apply(dat$files, no_w, m, lambda = 1e-2, control = tight,
+                      weights = function(chunk, data) readRDS(chunk)$weights)
+  expect_identical(f1$coefficients, ref$coefficients)
+  expect_identical(f2$coefficients, ref$coefficients)
+  # every weight zero: nothing to fit
+  zero <- lapply(wl, function(w) 0 * w)
+  expect_error(rff_glm_apply(dat$files, no_w, m, lambda = 1e-2, weights = zero),
+               class = "rff_error")
+})
