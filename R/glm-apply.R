@@ -128,7 +128,7 @@
 #' \donttest{
 #' # the three files as folds, on two worker processes
 #' cl <- parallel::makeCluster(2)
-#' parallel::clusterCall(cl, function(p) invisible(.libPaths(p)), .libPaths())
+#' invisible(parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths()))
 #' cv <- rff_glm_apply(files, readRDS, m, lambda = 10^-(1:4), cluster = cl)
 #' parallel::stopCluster(cl)
 #' cv$lambda_best

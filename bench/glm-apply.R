@@ -39,6 +39,7 @@ if (!is.null(route)) {
   cache <- as.numeric(opt("cache_mb", "1024"))
   files <- readRDS(file.path(dir, "files.rds"))
   m <- readRDS(file.path(dir, "map.rds"))
+  set.seed(1)   # the same rows for the preconditioner in every route
   res <- tryCatch({
     if (route %in% c("one1", "one2")) {
       t_read <- system.time({
@@ -71,7 +72,7 @@ if (!is.null(route)) {
 
 # ---- the driver ----
 small <- "--small" %in% args
-n <- if (small) 2e5 else 2e6
+n <- as.numeric(opt("n", if (small) 2e5 else 2e6))   # --n= for a quick try
 d <- 10
 D <- 500
 n_files <- 20
@@ -130,7 +131,7 @@ cat(sprintf("load average (1, 5, 15 min) %s before, %s after\n",
             paste(load_before, collapse = " "), paste(load_avg(), collapse = " ")))
 cat(sprintf("memory limit of the last two routes: ulimit -v %d kB (idle R %d kB + 128 MB + 3/4 of %.0f MB of rows)\n\n",
             as.integer(limit_kb), as.integer(base_kb), data_bytes / 2^20))
-cat("| route | finished | wall s (fit) | ratio to one process, 1 thread | passes (iterations) | peak RSS MB (this process; workers) | coefficients rel. diff |\n")
+cat("| route | finished | wall s (fit; one process: + reading the files) | ratio to one process, 1 thread | passes (iterations) | peak RSS MB (this process; workers) | coefficients rel. diff |\n")
 cat("|---|---|---|---|---|---|---|\n")
 for (nm in names(routes)) {
   r <- routes[[nm]]
@@ -140,7 +141,8 @@ for (nm in names(routes)) {
     next
   }
   rel <- if (isTRUE(ref$ok)) max(abs(r$coef - ref$coef)) / max(abs(ref$coef)) else NA
-  cat(sprintf("| %s | yes | %.1f | %.2f | %s (%s) | %s | %.1e |\n", nm, r$time,
+  cat(sprintf("| %s | yes | %.1f%s | %.2f | %s (%s) | %s | %.1e |\n", nm, r$time,
+              if (is.na(r$read)) "" else sprintf(" + %.1f", r$read),
               if (isTRUE(ref$ok)) r$time / ref$time else NA,
               if (is.na(r$passes)) "-" else r$passes, paste(r$iter, collapse = ","), mb, rel))
 }
