@@ -31,6 +31,8 @@ vm_kb <- function(field) {
   as.numeric(strsplit(trimws(sub(paste0(field, ":"), "", s)), " +")[[1L]][1L])
 }
 lambda <- 1e-4
+# CPU time (user + system) of this process
+cpu_now <- function() sum(proc.time()[c("user.self", "sys.self")])
 
 # ---- a child: one route, its result saved to --out ----
 route <- opt("route")
@@ -48,20 +50,25 @@ if (!is.null(route)) {
         y <- factor(unlist(lapply(parts, function(p) as.character(p$y))), levels = c("no", "yes"))
         rm(parts)
       })[["elapsed"]]
+      c0 <- cpu_now()
       t <- system.time(fit <- rff_glm(x, y, map = m, lambda = lambda, standardize = FALSE,
                                       threads = if (route == "one1") 1 else 2, cache_mb = cache,
                                       progress = FALSE))[["elapsed"]]
       list(ok = TRUE, time = t, read = t_read, passes = NA, iter = fit$iterations,
+           cpu = cpu_now() - c0,
            coef = fit$coefficients, hwm = vm_kb("VmHWM"), cached = fit$cached)
     } else {
       cl <- parallel::makeCluster(2)
       invisible(parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths()))
       invisible(parallel::clusterEvalQ(cl, library(rff)))
+      w0 <- unlist(parallel::clusterCall(cl, cpu_now))
+      c0 <- cpu_now()
       t <- system.time(fit <- rff_glm_apply(files, readRDS, m, lambda = lambda, cluster = cl,
                                             cache_mb = cache))[["elapsed"]]
+      cpu <- c(cpu_now() - c0, unlist(parallel::clusterCall(cl, cpu_now)) - w0)
       hw <- unlist(parallel::clusterCall(cl, vm_kb, "VmHWM"))
       parallel::stopCluster(cl)
-      list(ok = TRUE, time = t, read = NA, passes = fit$passes, rounds = fit$rounds,
+      list(ok = TRUE, time = t, read = NA, passes = fit$passes, rounds = fit$rounds, cpu = cpu,
            iter = fit$iterations, coef = fit$coefficients, hwm = c(vm_kb("VmHWM"), hw),
            cached = fit$cached)
     }
@@ -131,18 +138,20 @@ cat(sprintf("load average (1, 5, 15 min) %s before, %s after\n",
             paste(load_before, collapse = " "), paste(load_avg(), collapse = " ")))
 cat(sprintf("memory limit of the last two routes: ulimit -v %d kB (idle R %d kB + 128 MB + 3/4 of %.0f MB of rows)\n\n",
             as.integer(limit_kb), as.integer(base_kb), data_bytes / 2^20))
-cat("| route | finished | wall s (fit; one process: + reading the files) | ratio to one process, 1 thread | passes (iterations) | peak RSS MB (this process; workers) | coefficients rel. diff |\n")
-cat("|---|---|---|---|---|---|---|\n")
+cat("| route | finished | wall s (fit; one process: + reading the files) | ratio to one process, 1 thread | CPU s of the fit (this process; workers) | passes (iterations) | peak RSS MB (this process; workers) | coefficients rel. diff |\n")
+cat("|---|---|---|---|---|---|---|---|\n")
 for (nm in names(routes)) {
   r <- routes[[nm]]
   mb <- paste(sprintf("%.0f", r$hwm / 1024), collapse = "; ")
   if (!isTRUE(r$ok)) {
-    cat(sprintf("| %s | no: %s | | | | %s | |\n", nm, gsub("[|\n]", " ", substr(r$error, 1, 120)), mb))
+    cat(sprintf("| %s | no: %s | | | | | %s | |\n", nm, gsub("[|\n]", " ", substr(r$error, 1, 120)), mb))
     next
   }
   rel <- if (isTRUE(ref$ok)) max(abs(r$coef - ref$coef)) / max(abs(ref$coef)) else NA
-  cat(sprintf("| %s | yes | %.1f%s | %.2f | %s (%s) | %s | %.1e |\n", nm, r$time,
+  cpu <- sprintf("%.1f", r$cpu)
+  cpu <- if (length(cpu) > 1L) paste0(cpu[1L], "; ", paste(cpu[-1L], collapse = ", ")) else cpu
+  cat(sprintf("| %s | yes | %.1f%s | %.2f | %s | %s (%s) | %s | %.1e |\n", nm, r$time,
               if (is.na(r$read)) "" else sprintf(" + %.1f", r$read),
-              if (isTRUE(ref$ok)) r$time / ref$time else NA,
+              if (isTRUE(ref$ok)) r$time / ref$time else NA, cpu,
               if (is.na(r$passes)) "-" else r$passes, paste(r$iter, collapse = ","), mb, rel))
 }
