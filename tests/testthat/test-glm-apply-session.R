@@ -217,3 +217,28 @@ test_that("a worker killed while reading: another reads its chunks and the fit g
   expect_identical(fit$coefficients, ref$coefficients)
   expect_equal(fit$reread, 3:4)
 })
+
+test_that("on a PSOCK cluster each chunk is read once for the whole fit, CV included", {
+  skip_on_cran()
+  dat <- fault_chunks()
+  on.exit(unlink(dat$dir, recursive = TRUE), add = TRUE)
+  m <- rff_map(2, D = 20, lengthscale = 1)
+  log <- file.path(dat$dir, "reads.log")
+  counted <- function(f, log) {
+    cat(basename(f), "\n", file = log, append = TRUE)
+    readRDS(f)
+  }
+  cl <- parallel::makeCluster(2)
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  libs <- c(normalizePath(dirname(find.package("rff"))), .libPaths())
+  parallel::clusterCall(cl, function(p) invisible(.libPaths(p)), libs)
+  fit <- rff_glm_apply(dat$files, counted, m, lambda = c(1e-1, 1e-2), cluster = cl, log = log)
+  reads <- table(trimws(readLines(log)))
+  expect_equal(as.vector(reads), rep(1L, 4))
+  expect_equal(names(reads), basename(dat$files))
+  expect_true(fit$passes > 10)
+  expect_equal(fit$workers, 2L)
+  # the workers keep nothing of the fit once it is done
+  left <- parallel::clusterCall(cl, function() length(ls(rff:::glm_worker_store)))
+  expect_equal(unlist(left), c(0L, 0L))
+})
