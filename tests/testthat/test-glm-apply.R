@@ -195,3 +195,24 @@ test_that("weights from a list or a function give the fit of weights from read()
   expect_error(rff_glm_apply(dat$files, no_w, m, lambda = 1e-2, weights = zero),
                class = "rff_error")
 })
+
+test_that("a fit that does not converge warns; a fit survives saveRDS() and plots", {
+  dat <- write_glm_chunks("multinomial")
+  on.exit(unlink(dat$dir, recursive = TRUE), add = TRUE)
+  m <- rff_map(3, D = 40, lengthscale = 1.2)
+  expect_warning(rff_glm_apply(dat$files, readRDS, m, family = "multinomial", lambda = 1e-4,
+                               control = list(maxit = 2)),
+                 class = "rff_convergence")
+  fit <- rff_glm_apply(dat$files, readRDS, m, family = "multinomial", lambda = c(1e-2, 1e-3))
+  f <- tempfile(fileext = ".rds")
+  saveRDS(fit, f)
+  back <- readRDS(f)
+  nx <- matrix(rnorm(12), 4, 3)
+  expect_identical(predict(back, nx, type = "response"), predict(fit, nx, type = "response"))
+  expect_equal(levels(predict(fit, nx, type = "class")), c("a", "b", "c"))
+  expect_equal(nobs(fit), nrow(dat$x))
+  expect_equal(sum(summary(fit)$confusion), nrow(dat$x))
+  pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  expect_silent(plot(fit))
+})
