@@ -221,6 +221,24 @@ glm_setup <- function(x, y, family, lambda, map, intercept, standardize, weights
   g
 }
 
+# The warnings of class "rff_convergence" for the lambdas (and the CV fits)
+# of the candidate fit `r` that did not converge in `maxit` iterations.
+glm_convergence_warnings <- function(r, maxit, caller = "rff_glm") {
+  if (!all(r$full$converged)) {
+    warning(structure(class = c("rff_convergence", "warning", "condition"), list(
+      message = sprintf(
+        "%s: the fit did not converge in %d iterations at lambda = %s; increase `control$maxit` or `lambda`",
+        caller, maxit, paste(format(r$lambda[!r$full$converged], digits = 4), collapse = ", ")),
+      call = NULL)))
+  }
+  if (!is.null(r$cv) && !r$cv$converged) {
+    warning(structure(class = c("rff_convergence", "warning", "condition"), list(
+      message = sprintf("%s: some cross-validation fits did not converge; increase `control$maxit`",
+                        caller),
+      call = NULL)))
+  }
+}
+
 check_cache_mb <- function(cache_mb) {
   if (!is_number(cache_mb) || length(cache_mb) != 1L || is.na(cache_mb) || cache_mb < 0) {
     rff_abort("cache_mb", sprintf("`cache_mb` must be a number of megabytes >= 0, got %s",
@@ -295,7 +313,8 @@ glm_fit_candidate <- function(g, map, foldid, measure, stop_early = FALSE) {
     full <- glm_path(prob, lambda, P, g$control)
     cv <- NULL
   } else {
-    cv <- glm_cv_path(prob, lambda, P, g$control, foldid, measure, g$progress,
+    cv <- glm_cv_path(prob, lambda, P, g$control, glm_row_folds(prob, foldid), measure,
+                      g$progress,
                       stop_early = stop_early && is.null(g$path$lambda))
     full <- cv$full
     lambda <- full$lambda
@@ -309,18 +328,7 @@ glm_result <- function(g, r, measure, best = NULL) {
   full <- r$full
   L <- length(r$lambda)
   if (is.null(best)) best <- if (is.null(r$cv)) L else best_by_measure(r$cv$cvm, measure)
-  if (!all(full$converged)) {
-    warning(structure(class = c("rff_convergence", "warning", "condition"), list(
-      message = sprintf(
-        "rff_glm: the fit did not converge in %d iterations at lambda = %s; increase `control$maxit` or `lambda`",
-        g$control$maxit, paste(format(r$lambda[!full$converged], digits = 4), collapse = ", ")),
-      call = NULL)))
-  }
-  if (!is.null(r$cv) && !r$cv$converged) {
-    warning(structure(class = c("rff_convergence", "warning", "condition"), list(
-      message = "rff_glm: some cross-validation fits did not converge; increase `control$maxit`",
-      call = NULL)))
-  }
+  glm_convergence_warnings(r, g$control$maxit)
   prob <- r$prob
   theta <- matrix(full$coef[, , best], prob$D + 1L, g$K)
   eta <- glm_pass(prob, theta)$eta
