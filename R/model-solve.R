@@ -229,7 +229,8 @@ gcv_select <- function(rss, df, n, w = n) {
 # Leave-one-out cross-validation of a lambda path, exact for ridge on the
 # features: with H the hat matrix (a linear smoother), the LOO residual of
 # row i is r_i / (1 - h_ii). From the eigendecomposition of the path
-# (`p$eigen`) and the features of the rows (streamed once more, in blocks),
+# (`p$eigen`) and the features of the rows (streamed once more, in blocks
+# of at most 512 rows),
 # h_ii(lambda) = w_i (p_i' diag(1 / (s + w lambda)) p_i + 1/w) with p_i =
 # V'(z_i - zbar), at O(D^2) per row plus O(D) per row and lambda. When the
 # rows are those of a thin eigenproblem (`p$eigen$rows`, see thin_eigen()),
@@ -259,8 +260,11 @@ loo_path <- function(sys, p, map, x, y, weights, chunk_size, threads) {
     rows <- if (is.null(weights)) seq_len(nrow(x)) else which(weights > 0)
     add_rows(rows, e$rows[rows, , drop = FALSE])
   } else {
-    for (from in seq(1L, nrow(x), by = chunk_size)) {
-      rows <- from:min(nrow(x), from + chunk_size - 1L)
+    # blocks of at most 512 rows: a block's features, their centred copy and
+    # projections are each 512 x D, a fraction of the D x D the fit holds
+    block <- min(chunk_size, 512L)
+    for (from in seq(1L, nrow(x), by = block)) {
+      rows <- from:min(nrow(x), from + block - 1L)
       Z <- .Call(C_rff_features, x[rows, , drop = FALSE], map, threads)
       if (!is.null(sys$zbar)) Z <- Z - rep(sys$zbar, each = length(rows))
       add_rows(rows, Z %*% e$vectors)
