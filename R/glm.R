@@ -135,7 +135,7 @@
 #' @seealso [predict.rff_glm()], [rff_cv()] (with `family`), [rff_ridge()].
 #' @examples
 #' set.seed(1)
-#' n <- 400
+#' n <- 300
 #' x <- matrix(runif(2 * n, -1, 1), n, 2)
 #' y <- factor(ifelse(rowSums(x^2) < 0.5, "inside", "outside"))
 #' fit <- rff_glm(x, y, D = 100, lengthscale = 0.5, nlambda = 10)
