@@ -237,12 +237,13 @@ rff_ridge.default <- function(x, y, lambda = NULL, map = NULL, intercept = TRUE,
     fit <- fit_rows(m$map, seq_len(n))
   } else {
     search <- select_lengthscale(m, fit_rows)
+    if (isTRUE(m$ard)) search <- ard_select(m, search, fit_rows, a$intercept, chunk_size, a$threads)
     fit <- search$fit
     if (is.null(fit)) {
-      fit <- fit_rows(rescale_map(m$map, search$table$lengthscale[search$best]), seq_len(n),
+      fit <- fit_rows(rescale_map(m$map, search_lengthscale(search)), seq_len(n),
                       eig = search$eig)
     }
-    search$fit <- search$eig <- NULL
+    search$fit <- search$eig <- search$subset <- NULL
   }
   fit <- add_fitted(fit, m$x, m$y, chunk_size, a$threads, m$offset)
   fit <- add_model_info(fit, m, search)
