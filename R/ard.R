@@ -122,7 +122,8 @@ ard_evidence <- function(x, y, w, map, alpha, intercept, chunk_size, threads,
 
 # The "ard" search: L-BFGS-B (stats::optim) on the log-lengthscales and log
 # alpha of ard_evidence(), started from the isotropic lengthscale `l0` and
-# alpha0 = lambda0 * sum(w), on the prepared data `m` (x, y, weights) and
+# alpha0 = lambda0 * sum(w) (lambda0 = NULL: the evidence's best lambda at
+# l0), on the prepared data `m` (x, y, weights) and
 # its base map (lengthscale 1: every lengthscale rescales the same draws,
 # so the objective is smooth and reproducible). On more than ard_max_rows
 # rows, a random subsample; at most the first ard_max_features features. The optimum is accepted only when its evidence
@@ -147,6 +148,14 @@ ard_optimize <- function(m, l0, lambda0, intercept, chunk_size, threads) {
       cache$theta <- theta
     }
     cache$res
+  }
+  if (is.null(lambda0)) {
+    # no penalty to start from: the evidence's best at the isotropic l0
+    map0 <- rescale_map(base, l0)
+    lambda0 <- exp(stats::optimize(function(la) {
+      ard_evidence(x, y, w, map0, exp(la) * W, intercept, chunk_size, threads,
+                   grad = FALSE)$value
+    }, log(c(1e-8, 10)), tol = 0.05)$minimum)
   }
   alpha0 <- max(lambda0 * W, 1e-10 * W)
   theta0 <- c(rep(log(l0), d), log(alpha0))

@@ -200,3 +200,46 @@ test_that("ard is refused where a lengthscale rescales no frequencies", {
   expect_rff_error(rff_features(x, lengthscale = "ard"), "lengthscale")
   expect_rff_error(rff_relevance(list()), "fit")
 })
+
+test_that("rff_cv(lengthscale = \"ard\") cross-validates the ARD candidate with the walk's", {
+  tr <- ard_data(200, 15)
+  set.seed(3)
+  cv <- rff_cv(tr$x, tr$y, lengthscale = "ard", D = 100, folds = 5)
+  s <- cv$fit$lengthscale_search
+  nc <- length(cv$lengthscale)
+  # the last candidate is ARD's, one lengthscale per column
+  expect_length(cv$lengthscale[[nc]], 5)
+  expect_true(all(lengths(cv$lengthscale[-nc]) == 1L))
+  expect_identical(s$ard$kept, cv$best[["lengthscale"]] == nc)
+  # its score is the minimum of its CV curve
+  expect_equal(s$ard$score, min(cv$cvm[, nc]))
+  expect_identical(cv$fit$map$lengthscale, cv$lengthscale[[cv$best[["lengthscale"]]]])
+  expect_identical(names(which.min(s$ard$lengthscale)), "x1")
+  expect_rff_error(rff_cv(tr$x, tr$y, lengthscale = "ard", map = cv$fit$map), "lengthscale")
+})
+
+test_that("rff_glm and rff_cv(family =) with lengthscale = \"ard\"", {
+  tr <- ard_data(240, 16)
+  yb <- factor(tr$y > median(tr$y))
+  set.seed(4)
+  g <- rff_glm(tr$x, yb, lengthscale = "ard", D = 100)
+  a <- g$lengthscale_search$ard
+  expect_true(a$evidence[["end"]] >= a$evidence[["start"]])
+  expect_identical(a$kept, a$score <= a$score_isotropic)
+  if (a$kept) expect_identical(unname(g$map$lengthscale), unname(a$lengthscale))
+  expect_length(rff_relevance(g), 5)
+  set.seed(4)
+  gc <- rff_cv(tr$x, yb, family = "binomial", lengthscale = "ard", D = 100, folds = 4)
+  nc <- length(gc$lengthscale)
+  expect_length(gc$lengthscale[[nc]], 5)
+  expect_identical(gc$fit$lengthscale_search$ard$kept, gc$best[["lengthscale"]] == nc)
+  # multinomial: the evidence of the class indicators, one response each
+  y3 <- cut(tr$y, quantile(tr$y, 0:3 / 3), include.lowest = TRUE, labels = c("l", "m", "h"))
+  g3 <- rff_glm(tr$x, y3, family = "multinomial", lengthscale = "ard", D = 100)
+  expect_true(all(is.finite(g3$lengthscale_search$ard$lengthscale)))
+  png(tf <- tempfile(fileext = ".png"))
+  expect_identical(plot(g3, type = "relevance"), g3)
+  dev.off()
+  unlink(tf)
+  expect_rff_error(plot(g3, type = "bogus"), "type")
+})
