@@ -90,6 +90,19 @@
 #' [rff_cv()] with a `family` compares lengthscales by cross-validation of
 #' the deviance instead.
 #'
+#' `lengthscale = "ard"` (one lengthscale per input column): after that
+#' search, the lengthscales maximizing the Gaussian log evidence of the
+#' same coded responses (several responses for the multinomial family,
+#' sharing lambda; see `lengthscale = "ard"` in [rff_ridge()]), started
+#' from the isotropic choice, are kept when the same ridge leave-one-out
+#' error is no worse than the isotropic one. This criterion is used, rather
+#' than a Laplace approximation of the GLM's own evidence, because it is the
+#' one the GLM's "auto" search already trusts, is exact and cheap, and its
+#' gradient is that of ridge regression; the GLM is then fitted by its own
+#' likelihood at the lengthscales chosen. In [rff_cv()] with a `family`, the
+#' ARD lengthscales are one more candidate, cross-validated by the family's
+#' measure like the others. [rff_relevance()] gives 1 / lengthscale.
+#'
 #' The formula method handles `data`, `subset`, `weights`, `na.action` and
 #' `offset` as [stats::glm()] does; factors among the predictors are
 #' expanded by [stats::model.matrix()].
@@ -208,7 +221,7 @@ glm_setup <- function(x, y, family, lambda, map, intercept, standardize, weights
             intercept = a$intercept, std = m$std, cache_mb = cache_mb, control = control,
             chunk_size = chunk_size, threads = a$threads, progress = a$progress,
             map = m$map, candidates = m$candidates, median = m$median, search = NULL,
-            ard = isTRUE(m$ard))
+            ard = isTRUE(m$ard), groups = m$groups)
   if (!is.null(m$candidates) && !keep_candidates) {
     g$search <- glm_auto_lengthscale(g, m)
     g$map <- rescale_map(m$map, search_lengthscale(g$search))
@@ -273,7 +286,8 @@ glm_coded <- function(g, mm) {
   } else matrix(g$y[rows], ncol = 1L)
   w <- if (is.null(g$weights)) NULL else g$weights[rows]
   list(x = g$x[rows, , drop = FALSE], y = Y, weights = w, map = mm$map,
-       candidates = mm$candidates, median = mm$median, ard = isTRUE(mm$ard))
+       candidates = mm$candidates, median = mm$median, ard = isTRUE(mm$ard),
+       groups = mm$groups)
 }
 
 # One fit of the problem at a map: the path on all rows and, with

@@ -145,7 +145,9 @@ model_setup <- function(a, standardize, weights, offset, map, args, caller,
   y <- if (gaussian && !is.null(offset)) a$y - offset else a$y
   std <- if (standardize) standardization(a$x, weights) else NULL
   x <- standardize_rows(a$x, std)
-  c(list(x = x, y = y, weights = weights, weights_given = given,
+  # the model matrix's terms ("ard" learns one lengthscale for each)
+  groups <- attr(a$x, "rff_groups")
+  c(list(x = x, y = y, weights = weights, weights_given = given, groups = groups,
          weight_scale = if (is.null(given)) 1 else max(given), offset = offset, std = std),
     model_map(x, map, args, caller))
 }

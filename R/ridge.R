@@ -48,6 +48,44 @@
 #'     eigendecomposition per candidate. `"median"` uses l0 itself; a number
 #'     or one number per column is used as given (in standardized units
 #'     when `standardize = TRUE`).}
+#'   \item{`lengthscale = "ard"`}{One lengthscale per input column
+#'     (automatic relevance determination), learned from the data: first
+#'     the isotropic search of `"auto"`, then, started from its lengthscale
+#'     l0 and lambda, L-BFGS-B ([stats::optim()]) on the log-lengthscales
+#'     and log alpha (alpha = lambda sum(w)) minimizing the negative log
+#'     evidence of the Bayesian linear model on the features (the
+#'     sparse-spectrum Gaussian process of Lazaro-Gredilla et al., 2010):
+#'     y = z(x)'beta + intercept + e, beta ~ N(0, s2 / alpha I), e_i ~
+#'     N(0, s2 / w_i), a flat intercept and the noise variance s2 profiled
+#'     out, so that the criterion is
+#'     n' / 2 log Q + (log |A + alpha I| - D log alpha) / 2, with A =
+#'     Zc'WZc, Q = yc'Wyc - b'(A + alpha I)^-1 b, b = Zc'Wyc and n' the rows
+#'     of positive weight less one with an intercept (summed over responses,
+#'     alpha shared). It is a smooth function of the lengthscales because
+#'     every lengthscale rescales the same draws, omega = omega0 / l (common
+#'     random numbers: `set.seed()` makes it reproducible). Its gradient is
+#'     computed in C in one streamed pass (src/ard.c: the derivative of the
+#'     criterion with respect to each block of Z, contracted with dZ / dlog
+#'     l while the block is featurized; memory O(D^2 + `chunk_size` D),
+#'     the same for every thread count). The evidence is optimized on at
+#'     most 2,000 random rows and the first 500 features (the same kernel,
+#'     estimated less finely), at most 50 iterations, lengthscales within
+#'     l0 / 20 and 1e4 l0 (an ignored input drifts to the upper end). The
+#'     optimum is accepted only when its evidence is at least the start's,
+#'     and the ARD lengthscales are kept only when their fit, scored by the
+#'     same criterion (LOO or GCV) and rows as the isotropic candidates, is
+#'     no worse; otherwise the isotropic fit is returned. Either way the
+#'     search is in `lengthscale_search$ard` (lengthscales, the evidence's
+#'     lambda and noise variance, the log evidence at the start and at the
+#'     end, the scores and `kept`); [rff_relevance()] gives 1 / lengthscale
+#'     per column. ARD needs a map of random frequencies (gaussian, laplace,
+#'     matern or an [rff_spectral()] kernel; samplers "iid", "orthogonal",
+#'     "qmc"); the arc-cosine and polynomial kernels and Nystrom maps are an
+#'     `rff_error` (give one lengthscale per column instead: they apply to
+#'     those maps, Nystrom landmarks staying fixed, but are not learned).
+#'     With few rows (below about 100) and many columns the evidence
+#'     can overfit its d hyperparameters; see bench/RESULTS-ard.md for when
+#'     ARD pays.}
 #'   \item{`D = NULL`}{sqrt(n) log(n) features (Rudi and Rosasco, 2017),
 #'     at least 1000, at most 2000 and at most sqrt(2e12 / n) (so that the
 #'     n D^2 work of Z'Z stays below 2e12 flops, minutes with the reference
@@ -153,7 +191,7 @@
 #' @param ... For the default and formula methods: arguments of [rff_map()]
 #'   that draw the map when `map` is `NULL`: `D` (default from the data,
 #'   see Details), `kernel`, `lengthscale` (default `"auto"`; also
-#'   `"median"`, a number or one per column), `nu`, `order`, `variant`,
+#'   `"ard"`, `"median"`, a number or one per column), `nu`, `order`, `variant`,
 #'   `sampler`; the formula method passes the other arguments of the
 #'   default method too.
 #' @return An object of class `c("rff_ridge", "rff_fit")` (`"rff_fit"`: the parent
@@ -183,6 +221,10 @@
 #' @references Rahimi, A. and Recht, B. (2007). Random features for
 #'   large-scale kernel machines. *Advances in Neural Information Processing
 #'   Systems 20*.
+#'
+#'   Lazaro-Gredilla, M., Quinonero-Candela, J., Rasmussen, C. E. and
+#'   Figueiras-Vidal, A. R. (2010). Sparse spectrum Gaussian process
+#'   regression. *Journal of Machine Learning Research* 11, 1865-1881.
 #'
 #'   Rudi, A. and Rosasco, L. (2017). Generalization properties of learning
 #'   with random features. *Advances in Neural Information Processing
