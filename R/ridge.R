@@ -61,7 +61,13 @@
 #'     n' / 2 log Q + (log |A + alpha I| - D log alpha) / 2, with A =
 #'     Zc'WZc, Q = yc'Wyc - b'(A + alpha I)^-1 b, b = Zc'Wyc and n' the rows
 #'     of positive weight less one with an intercept (summed over responses,
-#'     alpha shared). It is a smooth function of the lengthscales because
+#'     alpha shared), plus a log-normal prior on each lengthscale about
+#'     l0, sum_p (log l_p - log l0)^2 / (2 * 2^2) (without it the evidence
+#'     overfit its d hyperparameters on small data sets:
+#'     bench/RESULTS-ard.md). The columns of one term of a formula (the
+#'     dummies of a factor, the columns of `poly()`) share one lengthscale:
+#'     a factor's weight in the kernel is learned as one number, not one per
+#'     level. It is a smooth function of the lengthscales because
 #'     every lengthscale rescales the same draws, omega = omega0 / l (common
 #'     random numbers: `set.seed()` makes it reproducible). Its gradient is
 #'     computed in C in one streamed pass (src/ard.c: the derivative of the
@@ -71,7 +77,7 @@
 #'     most 2,000 random rows and the first 500 features (the same kernel,
 #'     estimated less finely), at most 50 iterations, lengthscales within
 #'     l0 / 20 and 1e4 l0 (an ignored input drifts to the upper end). The
-#'     optimum is accepted only when its evidence is at least the start's,
+#'     optimum is accepted only when its criterion is at most the start's,
 #'     and the ARD lengthscales are kept only when their fit, scored by the
 #'     same criterion (LOO or GCV) and rows as the isotropic candidates, is
 #'     no worse; otherwise the isotropic fit is returned. Either way the
