@@ -132,11 +132,14 @@ ard_evidence <- function(x, y, w, map, alpha, intercept, chunk_size, threads,
 # l0), on the prepared data `m` (x, y, weights) and
 # its base map (lengthscale 1: every lengthscale rescales the same draws,
 # so the objective is smooth and reproducible). On more than ard_max_rows
-# rows, a random subsample; at most the first ard_max_features features. The optimum is accepted only when its evidence
+# rows, a random subsample; at most the first `features` features; a
+# normal prior of standard deviation `prior_sd` on each log-lengthscale
+# about log(l0). The optimum is accepted only when its evidence
 # is at least the start's. Returns the lengthscales (named by column), the
 # penalty lambda the evidence chose, the noise variance(s), the criterion
 # at the start and at the end, and optim()'s counts.
-ard_optimize <- function(m, l0, lambda0, intercept, chunk_size, threads) {
+ard_optimize <- function(m, l0, lambda0, intercept, chunk_size, threads,
+                         features = ard_max_features, prior_sd = ard_prior_sd) {
   n <- nrow(m$x)
   d <- ncol(m$x)
   rows <- if (n > ard_max_rows) sort(sample.int(n, ard_max_rows)) else seq_len(n)
@@ -144,9 +147,9 @@ ard_optimize <- function(m, l0, lambda0, intercept, chunk_size, threads) {
   y <- m$y[rows, , drop = FALSE]
   w <- if (is.null(m$weights)) rep(1, length(rows)) else m$weights[rows]
   W <- sum(w)
-  base <- ard_submap(m$map, ard_max_features)
+  base <- ard_submap(m$map, features)
   cache <- new.env(parent = emptyenv())
-  tau <- getOption("rff.ard_prior_sd", ard_prior_sd)
+  tau <- prior_sd
   # one lengthscale per group of columns (the terms of a formula: a
   # factor's dummies share one), G in all
   groups <- if (length(m$groups) == d) m$groups else seq_len(d)

@@ -20,12 +20,15 @@ cat_model_lines <- function(x, digits) {
   }
   s <- x$lengthscale_search
   if (!is.null(s)) {
+    # a cross-validation's ARD candidate is the last row, of multiple NA
+    cand <- trimws(fmt(s$table$lengthscale, digits))
+    iso <- if (is.null(s$ard)) rep(TRUE, length(cand)) else !is.na(s$table$multiple)
+    cand[!iso] <- "ARD"
     cat(sprintf("  lengthscale %s chosen by %s among %s%s\n",
-                fmt(s$table$lengthscale[s$best], digits), s$criterion,
-                paste(trimws(fmt(s$table$lengthscale, digits)), collapse = ", "),
+                cand[s$best], s$criterion, paste(cand, collapse = ", "),
                 if (is.null(s$median)) "" else sprintf(
                   " (median heuristic %s x %s)", fmt(s$median, digits),
-                  paste(format(round(s$table$multiple, 2)), collapse = ", "))))
+                  paste(format(round(s$table$multiple[iso], 2)), collapse = ", "))))
   }
   a <- s$ard
   if (!is.null(a)) {

@@ -249,3 +249,34 @@ test_that("rff_glm and rff_cv(family =) with lengthscale = \"ard\"", {
   unlink(tf)
   expect_rff_error(plot(g3, type = "bogus"), "type")
 })
+
+test_that("as D grows the ARD lengthscales approach those of the exact GP", {
+  set.seed(21)
+  n <- 200
+  x <- matrix(runif(2 * n, -1, 1), n, 2)
+  y <- matrix(sin(2 * x[, 1]) + 0.3 * x[, 2] + rnorm(n, sd = 0.1))
+  # the exact GP: kernel K of the same lengthscales, the same criterion
+  # (noise profiled out, flat intercept) from its n x n covariance
+  exact <- function(t) {
+    K <- rff_kernel(x, lengthscale = exp(t[1:2]))
+    C <- diag(n) + K / exp(t[3])
+    Ci <- solve(C)
+    s <- sum(Ci)
+    P <- Ci - rowSums(Ci) %o% colSums(Ci) / s
+    (n - 1) / 2 * log(drop(crossprod(y, P %*% y))) +
+      as.numeric(determinant(C)$modulus) / 2 + log(s) / 2
+  }
+  gp <- stats::optim(c(0, 0, log(0.01)), exact, method = "L-BFGS-B",
+                     lower = c(-3, -3, -15), upper = c(5, 5, 5))
+  m <- list(x = x, y = y, weights = NULL, map = rff_map(2, D = 4000))
+  a <- rff:::ard_optimize(m, 1, 0.01 / n, TRUE, 1000L, 1L, features = 4000L,
+                          prior_sd = Inf)
+  # the evidence's random-feature kernel has relative error about
+  # sqrt(2 / D) = 0.022 (pairs); a lengthscale that the data determine to
+  # within a few percent then moves by a few times that. The second,
+  # nearly linear input is weakly determined (long lengthscale), so only
+  # the first is compared tightly and the second by its order.
+  expect_lt(abs(log(a$lengthscale[[1]]) - gp$par[1]), 0.1)
+  expect_lt(abs(log(a$lengthscale[[2]]) - gp$par[2]), 0.3)
+  expect_lt(abs(log(a$lambda * n) - gp$par[3]), 0.3)
+})
