@@ -144,6 +144,10 @@ model_setup <- function(a, standardize, weights, offset, map, args, caller,
   offset <- check_offset(offset, n, if (gaussian) ncol(a$y) else 1L, family)
   y <- if (gaussian && !is.null(offset)) a$y - offset else a$y
   std <- if (standardize) standardization(a$x, weights) else NULL
+  # a formula's factor dummies keep their 0/1 scale (centred only): scaled
+  # to unit variance, rare levels dominated the distances (bench/RESULTS-ard.md)
+  dummies <- attr(a$x, "rff_dummies")
+  if (!is.null(std) && length(dummies) == ncol(a$x) && any(dummies)) std$scale[dummies] <- 1
   x <- standardize_rows(a$x, std)
   # the model matrix's terms ("ard" learns one lengthscale for each)
   groups <- attr(a$x, "rff_groups")

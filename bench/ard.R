@@ -3,10 +3,12 @@
 # defaults beside them. Every fit in this one R process, 75/25 splits from
 # set.seed(seed) for each seed; test RMSE and elapsed seconds of the fit
 # (prediction excluded).
-#   iso       rff_ridge(formula, train)                    (the default)
+#   iso       rff_ridge(formula, train)                    (the default:
+#             numeric columns standardized, factor dummies centred, 0/1)
 #   ard       rff_ridge(formula, train, lengthscale = "ard")
-#   iso_raw   numeric columns standardized, dummies left 0/1
-#             (standardize = FALSE on the model matrix so prepared)
+#   iso_std   every model-matrix column standardized, dummies too (the
+#             default before this version; standardize = FALSE on the
+#             model matrix so prepared)
 #   iso_fac1  numeric columns standardized, the dummies of each factor
 #             divided by sqrt(sum_j p_j (1 - p_j)) (p_j: the dummies' means),
 #             so that a factor adds on average as much squared distance
@@ -20,7 +22,7 @@
 # absent from the training rows are dropped.
 # Run from the package root with rff installed in .build/lib:
 #   Rscript bench/ard.R [--seeds 3] [--out bench/RESULTS-ard.md]
-lib <- file.path(getwd(), ".build", "lib")
+lib <- Sys.getenv("RFF_BENCH_LIB", file.path(getwd(), ".build", "lib"))
 .libPaths(c(lib, .libPaths()))
 suppressPackageStartupMessages({
   library(rff)
@@ -48,8 +50,9 @@ sets <- list(
 
 # The model matrix of `f` on train and test with numeric columns
 # standardized (train's moments) and the dummies of each factor left 0/1
-# (`fac1 = FALSE`) or scaled so that the factor weighs like one numeric input.
-prepared <- function(f, train, test, fac1) {
+# (`mode = "raw"`), standardized (`"std"`) or scaled so that the factor
+# weighs like one numeric input (`"fac1"`).
+prepared <- function(f, train, test, mode) {
   tt <- delete.response(terms(f, data = train))
   mf <- model.frame(tt, train)
   X <- model.matrix(tt, mf)
@@ -61,13 +64,13 @@ prepared <- function(f, train, test, fac1) {
   labs <- attr(tt, "term.labels")
   for (k in unique(asg)) {
     j <- which(asg == k)
-    if (is.numeric(train[[labs[k]]])) {
+    if (is.numeric(train[[labs[k]]]) || mode == "std") {
       mu <- mean(X[, j])
       s <- sd(X[, j])
       if (!(s > 0)) s <- 1
       X[, j] <- (X[, j] - mu) / s
       Xt[, j] <- (Xt[, j] - mu) / s
-    } else if (fac1) {
+    } else if (mode == "fac1") {
       p <- colMeans(X[, j, drop = FALSE])
       s <- sqrt(sum(p * (1 - p)))
       X[, j] <- X[, j] / s
@@ -115,14 +118,14 @@ for (name in names(sets)) {
         set.seed(seed); f <- rff_ridge(s$f, train, lengthscale = "ard", progress = FALSE)
         rmse(predict(f, test))
       },
-      iso_raw = function() {
-        p <- prepared(s$f, train, test, FALSE)
+      iso_std = function() {
+        p <- prepared(s$f, train, test, "std")
         set.seed(seed); f <- rff_ridge(p$x, train[[yname]], standardize = FALSE,
                                        progress = FALSE)
         rmse(predict(f, p$xt))
       },
       iso_fac1 = function() {
-        p <- prepared(s$f, train, test, TRUE)
+        p <- prepared(s$f, train, test, "fac1")
         set.seed(seed); f <- rff_ridge(p$x, train[[yname]], standardize = FALSE,
                                        progress = FALSE)
         rmse(predict(f, p$xt))
@@ -145,7 +148,7 @@ for (name in names(sets)) {
 }
 res <- do.call(rbind, rows)
 saveRDS(res, sub("\\.md$", ".rds", out))
-methods <- c("iso", "ard", "iso_raw", "iso_fac1", "ksvm", "gausspr")
+methods <- c("iso", "ard", "iso_std", "iso_fac1", "ksvm", "gausspr")
 tab <- function(col) {
   a <- tapply(res[[col]], list(res$data, res$method), mean)[names(sets), methods]
   a
