@@ -54,7 +54,7 @@ sets <- list(
 # weighs like one numeric input (`"fac1"`).
 prepared <- function(f, train, test, mode) {
   tt <- delete.response(terms(f, data = train))
-  mf <- model.frame(tt, train)
+  mf <- model.frame(tt, train, drop.unused.levels = TRUE)
   X <- model.matrix(tt, mf)
   Xt <- model.matrix(tt, model.frame(tt, test, xlev = .getXlevels(tt, mf)))
   asg <- attr(X, "assign")
@@ -65,11 +65,14 @@ prepared <- function(f, train, test, mode) {
   for (k in unique(asg)) {
     j <- which(asg == k)
     if (is.numeric(train[[labs[k]]]) || mode == "std") {
-      mu <- mean(X[, j])
-      s <- sd(X[, j])
-      if (!(s > 0)) s <- 1
-      X[, j] <- (X[, j] - mu) / s
-      Xt[, j] <- (Xt[, j] - mu) / s
+      # column by column (a factor's dummies each to unit variance in "std")
+      for (jj in j) {
+        mu <- mean(X[, jj])
+        s <- sd(X[, jj])
+        if (!(s > 0)) s <- 1
+        X[, jj] <- (X[, jj] - mu) / s
+        Xt[, jj] <- (Xt[, jj] - mu) / s
+      }
     } else if (mode == "fac1") {
       p <- colMeans(X[, j, drop = FALSE])
       s <- sqrt(sum(p * (1 - p)))
