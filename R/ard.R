@@ -182,9 +182,15 @@ ard_optimize <- function(m, l0, lambda0, intercept, chunk_size, threads,
   lower <- c(rep(log(l0 * ard_range[1L]), G), log(alpha0) - log(1e8))
   upper <- c(rep(log(l0 * ard_range[2L]), G), log(alpha0) + log(1e8))
   start <- eval_at(theta0)
-  opt <- stats::optim(theta0, function(t) eval_at(t)$value, function(t) eval_at(t)$gradient,
-                      method = "L-BFGS-B", lower = lower, upper = upper,
-                      control = list(maxit = ard_maxit, factr = ard_factr))
+  # a criterion that is not finite (a response fitted exactly, such as a
+  # constant) leaves nothing to optimize: the start is kept
+  opt <- if (is.finite(start$value)) tryCatch(
+    stats::optim(theta0, function(t) eval_at(t)$value, function(t) eval_at(t)$gradient,
+                 method = "L-BFGS-B", lower = lower, upper = upper,
+                 control = list(maxit = ard_maxit, factr = ard_factr)),
+    error = function(e) NULL)
+  if (is.null(opt)) opt <- list(par = theta0, counts = c(`function` = 1L, gradient = 1L),
+                                convergence = 52L)
   theta <- opt$par
   end <- eval_at(theta)
   accepted <- is.finite(end$value) && end$value <= start$value

@@ -196,6 +196,20 @@ test_that("ard on a formula with factors, and with weights", {
   expect_true(all(is.finite(predict(fit, d))))
 })
 
+test_that("ard keeps the isotropic fit where the evidence is not finite", {
+  set.seed(8)
+  x <- matrix(rnorm(20), 10)
+  # a constant response is fitted exactly: the profiled noise is zero
+  fit <- rff_ridge(x, rep(1, 10), D = 20, lengthscale = "ard")
+  expect_false(fit$lengthscale_search$ard$accepted)
+  expect_equal(unname(predict(fit, x)), rep(1, 10))
+  # two rows, and weights that leave two rows
+  expect_length(rff_relevance(rff_ridge(x[1:2, ], 1:2, D = 20, lengthscale = "ard")), 2)
+  w <- c(rep(0, 8), 1, 1)
+  expect_length(rff_relevance(rff_ridge(x, rnorm(10), weights = w, D = 20,
+                                        lengthscale = "ard")), 2)
+})
+
 test_that("ard is refused where a lengthscale rescales no frequencies", {
   x <- matrix(rnorm(40), 20)
   y <- rnorm(20)
