@@ -90,13 +90,15 @@
 #'     "qmc"); the arc-cosine and polynomial kernels and Nystrom maps are an
 #'     `rff_error` (give one lengthscale per column instead: they apply to
 #'     those maps, Nystrom landmarks staying fixed, but are not learned).
-#'     **When to use it.** On a panel of six data sets (bench/RESULTS-ard.md,
+#'     **When to use it.** On a panel of seven data sets (bench/RESULTS-ard.md,
 #'     3 random splits each) ARD lowered the mean test RMSE on
 #'     mlbench.friedman1 (1.02 against 1.32 for the default; 5 of its 10
 #'     inputs are noise), mlbench::Ozone (3.58 against 4.21), airquality
 #'     (20.6 against 22.6) and mtcars (2.83 against 3.16), and raised it on
 #'     MASS::Cars93 (6.30 against 5.58, 70 rows) and MASS::Boston (3.39
-#'     against 3.22), at 1.4 to 3.6 times the default's time. It is therefore
+#'     against 3.22), left ggplot2::mpg even (2.27), at 1.8 to 3.1 times the
+#'     default's time (and beat kernlab's ksvm and gausspr defaults on all
+#'     seven). It is therefore
 #'     not the default: use it when the inputs are likely to matter unequally
 #'     (or some not at all) and there are a few hundred rows or more, and
 #'     when in doubt compare with [rff_cv()]`(lengthscale = "ard")`, which
