@@ -164,7 +164,8 @@ for (name in names(sets)) {
   }
 }
 res <- do.call(rbind, rows)
-saveRDS(res, sub("\\.md$", ".rds", out))
+dir.create(file.path(".build", "bench"), showWarnings = FALSE, recursive = TRUE)
+saveRDS(res, file.path(".build", "bench", "RESULTS-ard.rds"))
 methods <- c("iso", "ard", "iso_std", "iso_fac1", "ksvm", "gausspr")
 tab <- function(col) {
   a <- tapply(res[[col]], list(res$data, res$method), mean)[names(sets), methods]
