@@ -67,12 +67,14 @@ cv_search <- function(candidates, cvm, lambda, sel, sgn, multiple, median, rows)
 # candidates. Returns the steps in increasing order, their scores,
 # `order` (what was scored i-th is at position i of a list made while
 # scoring: list[order] puts it in the steps' order), and the best's index.
-lengthscale_walk <- function(score_of) {
+lengthscale_walk <- function(score_of, cost = 1, after = 0) {
   steps <- integer()
   score <- numeric()
   add <- function(j) {
+    st <- walk_stage(length(steps) + 1L, 2^(j / 2), cost, after)
     steps <<- c(steps, j)
     score <<- c(score, score_of(j))
+    st$close()
   }
   for (j in c(0L, -1L, 1L)) add(j)
   repeat {
@@ -89,9 +91,40 @@ lengthscale_walk <- function(score_of) {
       add(b + 1L)
     } else break
   }
+  progress_expect(after)
   o <- order(steps)
   list(steps = steps[o], score = score[o], order = o,
        best = if (length(i)) match(steps[i], steps[o]) else 1L)
+}
+
+# The progress stage of the k-th candidate of a lengthscale search (at
+# `multiple` of the median heuristic; NULL for given candidates), of
+# `cost` work units; the plan counts walk_plan candidates (or k + 1 from
+# there on), then `after` units. `given`: the number of given candidates.
+walk_stage <- function(k, multiple, cost, after, given = NULL) {
+  more <- if (is.null(given)) max(walk_plan - k + 1L, 1L) else given - k + 1L
+  progress_expect(more * cost + after)
+  progress_stage(if (is.null(multiple)) sprintf("lengthscale %d of %d", k, given) else
+    sprintf("lengthscale search, candidate %d (%s x median)", k, format(multiple, digits = 3)),
+    cost)
+}
+
+# Candidates a lengthscale walk is planned for (the median's neighbourhood
+# and one step; a longer walk adds one candidate to the plan at each step).
+walk_plan <- 4L
+
+# Work units of the progress plan: a ridge fit of `rows` rows on D
+# features with q responses (the statistics or the Gram matrix of the rows,
+# then an eigenproblem), and a GLM path of L lambda values with its
+# cross-validation over `folds` folds (L-BFGS passes over the rows, each
+# two products with the features per class; about 30 passes per fit).
+ridge_cost <- function(rows, D) {
+  r <- min(rows, D)
+  as.double(rows) * D * r + 7 * as.double(r)^3
+}
+
+glm_cost <- function(rows, D, K, folds, L) {
+  60 * as.double(rows) * min(rows, D) * K * (folds + 1) * L
 }
 
 # The cross-validation of several lengthscales: `fit_one(ls, i)` scores
@@ -101,7 +134,7 @@ lengthscale_walk <- function(score_of) {
 # the `candidates`. Returns the candidates in increasing order of multiple
 # (or as given), their multiples (NULL when given) and fit_one()'s results
 # in the same order.
-cv_lengthscales <- function(candidates, median, fit_one) {
+cv_lengthscales <- function(candidates, median, fit_one, cost = 1, after = 0) {
   cols <- list()
   one <- function(ls) {
     r <- fit_one(ls, length(cols) + 1L)
@@ -109,10 +142,15 @@ cv_lengthscales <- function(candidates, median, fit_one) {
     r$score
   }
   if (is.null(median)) {
-    for (ls in candidates) one(ls)
+    for (i in seq_along(candidates)) {
+      st <- walk_stage(i, NULL, cost, after, given = length(candidates))
+      one(candidates[[i]])
+      st$close()
+    }
+    progress_expect(after)
     return(list(candidates = candidates, multiple = NULL, cols = cols))
   }
-  w <- lengthscale_walk(function(j) one(median * 2^(j / 2)))
+  w <- lengthscale_walk(function(j) one(median * 2^(j / 2)), cost, after)
   list(candidates = as.list(median * 2^(w$steps / 2)), multiple = 2^(w$steps / 2),
        cols = cols[w$order])
 }

@@ -44,11 +44,24 @@ cv_measure_label <- function(x, short = FALSE) {
 
 # "min", "1se" or numbers >= 0 as lambda values of a cross-validation.
 cv_lambda <- function(object, lambda) {
+  # a result read from a file may have been altered
+  if (!inherits(object$fit, c("rff_ridge", "rff_glm"))) {
+    rff_abort("object", sprintf("`object` is damaged: its `fit` must be an rff_ridge or rff_glm fit, got %s",
+                                show_value(object$fit)))
+  }
+  stored <- function(name) {
+    v <- object[[name]]
+    if (!is_number(v) || length(v) != 1L || !is.finite(v) || v < 0) {
+      rff_abort("object", sprintf("`object` is damaged: `%s` must be one non-negative finite number, got %s",
+                                  name, show_value(v)))
+    }
+    v
+  }
   if (is.character(lambda)) {
     lambda <- check_string(lambda, "lambda", c("min", "1se"))
-    return(if (lambda == "min") object$lambda_min else object$lambda_1se)
+    return(stored(if (lambda == "min") "lambda_min" else "lambda_1se"))
   }
-  if (is.null(lambda)) return(object$lambda_min)
+  if (is.null(lambda)) return(stored("lambda_min"))
   check_lambda(lambda)
 }
 
@@ -107,7 +120,8 @@ predict.rff_cv <- function(object, newdata, lambda = "min", type = c("response",
 #' @rdname predict.rff_cv
 #' @export
 coef.rff_cv <- function(object, lambda = "min", ...) {
-  stats::coef(object$fit, lambda = cv_lambda(object, lambda))
+  lambda <- cv_lambda(object, lambda)
+  stats::coef(object$fit, lambda = lambda)
 }
 
 #' @export

@@ -122,6 +122,8 @@ rff_cv.default <- function(x, y, folds = 10, lambda = NULL, lengthscale = "auto"
     return(cv_from_stats(x, lambda, nlambda, lambda_min_ratio, names(cl)[-1L], cl))
   }
   check_required(c("x", "y"))
+  close_progress <- progress_call(progress, "rff_cv")
+  on.exit(close_progress(), add = TRUE)
   family <- check_string(family, "family", c("gaussian", "binomial", "multinomial", "poisson"))
   if (family != "gaussian") {
     return(glm_cv(cl, x, y, family, type.measure, folds, lambda, lengthscale, map,
@@ -179,12 +181,17 @@ ridge_cv <- function(a, m, candidates, foldid, auto, chunk_size, cl) {
   k <- max(foldid)
   rows <- split(seq_len(n), foldid)
   walk <- auto && !is.null(m$candidates)
-  # the walk's length is not known in advance: the bar counts 5 candidates
-  nl <- if (walk) 5L else length(candidates)
-  pb <- progress_bar(a$progress && nl * k > 1L, nl * k)
-  on.exit(pb$close(), add = TRUE)
-  tick <- function(ci, j) pb$set(min((ci - 1L) * k + j, nl * k))
+  # each candidate's folds are a stage of its own in the call's display:
+  # the folds' statistics (or the Gram matrix of the rows), then a solve
+  # of the path per fold
+  D <- m$map$D
+  stat_w <- as.double(n) * D * min(n, D)
+  solve_w <- 7 * as.double(min(n, D))^3
+  st <- NULL
+  tick <- function(j, solved) st$set(if (solved) stat_w + j * solve_w else stat_w * j / k)
   fit_one <- function(ls, ci) {
+    st <<- progress_stage(sprintf("%d folds", k), stat_w + k * solve_w)
+    on.exit(st$close(), add = TRUE)
     mp <- rescale_map(m$map, ls)
     # fewer rows than features: each fold scored in the dual from the Gram
     # matrix of the rows' features (heldout_sse_gram()); otherwise from the
@@ -196,7 +203,7 @@ ridge_cv <- function(a, m, candidates, foldid, auto, chunk_size, cl) {
         r <- rows[[j]]
         s <- accumulate_stats(x[r, , drop = FALSE], y[r, , drop = FALSE], mp, a$intercept,
                               chunk_size, a$threads, FALSE, if (is.null(w)) NULL else w[r])
-        tick(ci, j)
+        tick(j, FALSE)
         s
       })
       total <- combine_stats(fold_stats)
@@ -214,17 +221,21 @@ ridge_cv <- function(a, m, candidates, foldid, auto, chunk_size, cl) {
     # held-out (weighted) sum of squared errors, folds x lambda
     sse <- t(vapply(seq_len(k), function(j) {
       r <- rows[[j]]
-      if (!is.null(Zall)) {
-        tick(ci, j)
-        return(heldout_sse_gram(G, seq_len(n)[-r], r, y, w, lambda, a$intercept))
+      e <- if (!is.null(Zall)) {
+        heldout_sse_gram(G, seq_len(n)[-r], r, y, w, lambda, a$intercept)
+      } else {
+        train <- combine_stats(list(total, fold_stats[[j]]), sign = c(1, -1))
+        heldout_sse(fold_stats[[j]], solve_path(normal_equations(train), lambda))
       }
-      train <- combine_stats(list(total, fold_stats[[j]]), sign = c(1, -1))
-      heldout_sse(fold_stats[[j]], solve_path(normal_equations(train), lambda))
+      tick(j, TRUE)
+      e
     }, numeric(length(lambda))))
     curve <- cv_curve(matrix(sse, k) / pmax(wj, .Machine$double.xmin), wj)
     list(score = min(curve$cvm), cvm = curve$cvm, cvsd = curve$cvsd, map = mp, total = total)
   }
-  cv <- cv_lengthscales(candidates, if (walk) m$median, fit_one)
+  cost <- stat_w + k * solve_w
+  cv <- cv_lengthscales(candidates, if (walk) m$median, fit_one, cost,
+                        after = if (n <= D) ridge_cost(n, D) else as.double(n) * D)
   candidates <- cv$candidates
   ard <- NULL
   if (walk && isTRUE(m$ard)) {
@@ -244,12 +255,15 @@ ridge_cv <- function(a, m, candidates, foldid, auto, chunk_size, cl) {
   dim(cvm) <- dim(cvsd) <- c(length(lambda), length(candidates))
   best <- cv$cols[[which.min(vapply(cv$cols, `[[`, 0, "score"))]]
   best_total <- best$total
+  refit <- progress_stage("refit on all rows")
   if (is.null(best_total)) {
     best_total <- accumulate_stats(x, y, best$map, a$intercept, chunk_size, a$threads, FALSE, w)
   }
   sel <- cv_select(cvm, cvsd, lambda)
   fit <- ridge_from_stats(best_total, list(lambda = sel$lambda_min))
   fit <- add_fitted(fit, x, y, chunk_size, a$threads, m$offset)
+  refit$close()
+  progress_finish()
   search <- cv_search(candidates, cvm, lambda, sel, 1, cv$multiple, m$median, n)
   if (!is.null(ard)) {
     ard$kept <- sel$best[["lengthscale"]] == length(candidates)

@@ -39,7 +39,9 @@ glm_cv <- function(cl, x, y, family, type.measure, folds, lambda, lengthscale, m
     if (is.null(g$path$lambda)) g$path$lambda <<- r$lambda
     list(score = min(sgn * r$cv$cvm, na.rm = TRUE), cvm = r$cv$cvm, cvsd = r$cv$cvsd, r = r)
   }
-  cv <- cv_lengthscales(candidates, if (walk) g$median, fit_one)
+  L <- if (is.null(g$path$lambda)) g$path$nlambda else length(g$path$lambda)
+  cv <- cv_lengthscales(candidates, if (walk) g$median, fit_one,
+                        cost = glm_cost(n, g$map$D, g$K, max(foldid), L))
   candidates <- cv$candidates
   ard <- NULL
   if (walk && g$ard) {
@@ -67,6 +69,7 @@ glm_cv <- function(cl, x, y, family, type.measure, folds, lambda, lengthscale, m
     g$search$ard <- ard
   }
   fit <- glm_result(g, best_r, measure, best = sel$best[["lambda"]])
+  progress_finish()
   fit$call <- cl
   new_cv(lam, candidates, cvm, cvsd, sel, fit, cl, foldid = foldid, auto = auto,
          family = g$family, type.measure = measure)

@@ -58,6 +58,7 @@ predict.rff_glm <- function(object, newdata, type = c("link", "response", "class
   type <- check_glm_type(type, object$family)
   idx <- lambda_index(object, lambda, refit_hint = TRUE)
   if (missing(newdata) || is.null(newdata)) {
+    no_training_rows(object)
     if (!identical(idx, object$best)) {
       rff_abort("newdata", "`newdata` is needed for predictions at a `lambda` other than `lambda_best`")
     }
@@ -133,12 +134,18 @@ coef.rff_glm <- function(object, lambda = NULL, ...) {
 #' @rdname predict.rff_glm
 #' @export
 fitted.rff_glm <- function(object, ...) {
+  no_training_rows(object)
   stats::napredict(object$na.action, predict.rff_glm(object, type = "response"))
 }
 
 #' @rdname predict.rff_glm
 #' @export
 logLik.rff_glm <- function(object, ...) {
+  if (is.null(object$linear.predictors) && !is.null(object$training)) {
+    # a fit whose rows stayed on the workers (rff_glm_apply())
+    ll <- -object$deviance[object$best] / 2 - object$training$sat_ll
+    return(structure(ll, df = glm_effective_df(object), nobs = object$n, class = "logLik"))
+  }
   eta <- object$linear.predictors
   w <- if (is.null(object$prior.weights)) rep(1, nrow(eta)) else object$prior.weights
   dev <- sum(w * glm_row_deviance(object$family, object$y, eta))
@@ -194,6 +201,9 @@ glm_measure_label <- function(object) {
 
 # The (weighted) share of training rows whose predicted class is theirs.
 glm_accuracy <- function(object) {
+  if (is.null(object$linear.predictors) && !is.null(object$training)) {
+    return(object$training$accuracy)
+  }
   cls <- glm_class(object$family, object$linear.predictors)
   truth <- if (object$family == "binomial") object$y + 1L else object$y
   w <- if (is.null(object$prior.weights)) rep(1, length(truth)) else object$prior.weights
@@ -214,7 +224,10 @@ summary.rff_glm <- function(object, ...) {
               folds = object$folds, measure = glm_measure_label(object),
               accuracy = NULL, confusion = NULL, relevance = rff_relevance(object),
               lengthscale_search = object$lengthscale_search)
-  if (!is.null(object$levels)) {
+  if (!is.null(object$levels) && is.null(object$linear.predictors) && !is.null(object$training)) {
+    out$confusion <- object$training$confusion
+    out$accuracy <- object$training$accuracy
+  } else if (!is.null(object$levels)) {
     cls <- glm_class(object$family, object$linear.predictors)
     truth <- if (object$family == "binomial") object$y + 1L else object$y
     lev <- object$levels
@@ -222,9 +235,11 @@ summary.rff_glm <- function(object, ...) {
                            observed = factor(lev[truth], levels = lev))
     out$accuracy <- glm_accuracy(object)
   }
-  out$aic <- out$deviance + 2 * out$df + 2 * saturated_loss_ll(
+  out$aic <- out$deviance + 2 * out$df + 2 * (if (!is.null(object$training)) {
+    object$training$sat_ll
+  } else saturated_loss_ll(
     object$family, object$y,
-    if (is.null(object$prior.weights)) rep(1, length(object$y)) else object$prior.weights)
+    if (is.null(object$prior.weights)) rep(1, length(object$y)) else object$prior.weights))
   class(out) <- "summary.rff_glm"
   out
 }
@@ -276,4 +291,13 @@ plot.rff_glm <- function(x, y, type = c("criterion", "relevance"), ...) {
   }
   graphics::abline(v = x$lambda_best, lty = 2)
   invisible(x)
+}
+
+# Fits of rff_glm_apply() keep no training rows: what needs them is an error.
+no_training_rows <- function(object) {
+  if (is.null(object$linear.predictors) && !is.null(object$training)) {
+    rff_abort("newdata", paste0(
+      "this fit from rff_glm_apply() keeps no training rows (they stayed on the workers); ",
+      "give `newdata`"))
+  }
 }

@@ -52,8 +52,12 @@ lift_coef <- function(coef, basis) {
 
 # One pass at coefficients theta ((D + 1) x K, first row the intercepts),
 # with row weights w (the problem's, or those of a fold): the loss
-# sum w_i l_i, its gradient and eta (n x K).
+# sum w_i l_i, its gradient and eta (n x K). A problem whose rows live on
+# other processes (rff_glm_apply()) brings its own pass, `prob$pass`: the
+# same sums over its chunks, without eta; its `w` is then NULL or the chunk
+# left out (glm_row_folds()).
 glm_pass <- function(prob, theta, w = prob$weights) {
+  if (is.function(prob$pass)) return(prob$pass(theta, w))
   B <- theta[-1L, , drop = FALSE]
   if (!is.null(prob$basis)) {
     # the features in the span of the rows (glm_problem())
@@ -73,8 +77,10 @@ glm_pass <- function(prob, theta, w = prob$weights) {
 }
 
 # The intercepts of the model with no features (exact, with the offset):
-# the start of every fit, and the null model of the deviance.
+# the start of every fit, and the null model of the deviance. A problem
+# with its own `start` (rff_glm_apply()) computes it from its chunks.
 glm_start <- function(prob, w) {
+  if (is.function(prob$start)) return(prob$start(w))
   K <- prob$K
   W <- sum(w)
   off <- if (is.null(prob$offset)) 0 else prob$offset
@@ -121,10 +127,12 @@ glm_null_deviance <- function(prob) {
 # covariance of the features. One eigendecomposition C = V S V' serves all
 # lambdas and classes: the step for gradient g is V (V'g / (mu_k s +
 # lambda)) for the features and g / mu_k for the intercept.
-glm_precond <- function(prob, theta0, nlambda = 2L) {
+# `rows`: the sample, when the caller drew it (rff_glm_apply() draws the
+# same rows of its chunks and gives them as a problem of their own).
+glm_precond <- function(prob, theta0, nlambda = 2L, rows = NULL) {
   n <- prob$n
   m <- precond_rows(n, prob$D)
-  rows <- if (m < n) sort(sample.int(n, m)) else seq_len(n)
+  if (is.null(rows)) rows <- if (m < n) sort(sample.int(n, m)) else seq_len(n)
   w <- prob$w[rows]
   off <- if (is.null(prob$offset)) 0 else prob$offset[rows, , drop = FALSE]
   eta <- rep(theta0[1L, ], each = length(rows)) + off

@@ -9,13 +9,14 @@
 # and convergence.
 glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, after = NULL,
                      mem = NULL) {
-  wv <- if (is.null(w)) prob$w else w
-  W <- sum(wv)
+  W <- glm_wsum(prob, w)
   wp <- if (is.null(w)) prob$weights else w
   L <- length(lambda)
   K <- prob$K
   theta0 <- matrix(0, prob$D + 1L, K)
-  if (prob$intercept) theta0[1L, ] <- glm_start(prob, wv)
+  if (prob$intercept && is.null(start)) {
+    theta0[1L, ] <- glm_start(prob, if (is.null(w)) prob$w else w)
+  }
   th <- to_inner(theta0, P$zbar)
   coef <- array(0, c(prob$D + 1L, K, L))
   loss <- numeric(L)
@@ -59,41 +60,67 @@ glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, after = N
   list(coef = coef, loss = loss, iter = iter, converged = conv, eta = eta, lambda = lambda)
 }
 
-# The path on all rows with its k-fold cross-validation: at each lambda,
-# after the fit on all rows, each fold is fitted as the whole problem with
-# its held-out rows weighted 0 (nothing is copied and the passes are the
-# same), started from the fit on all rows, to 100 times the tolerance of
-# `control` (the held-out measure needs a few digits), and the measure is
-# taken on its held-out rows. With `stop_early`, the path stops once three
-# consecutive lambdas have not improved on the best CV measure. Returns the
-# path (`full`) and cvm, cvsd per lambda.
-glm_cv_path <- function(prob, lambda, P, control, foldid, measure, progress = FALSE,
+# The total weight of the rows a fit uses: the problem's, or a fold's
+# training weights `w` (from glm_row_folds(), or the problem's own folds).
+glm_wsum <- function(prob, w) {
+  if (is.function(prob$wsum)) return(prob$wsum(w))
+  sum(if (is.null(w)) prob$w else w)
+}
+
+# The folds of a cross-validation of rows in memory, by `foldid`: their
+# number k, the held-out weight of each, the training weights of fold j
+# (the held-out rows weighted 0: nothing is copied and the passes are the
+# same) and the held-out measure of a fit of fold j (from its eta). A
+# problem whose rows live elsewhere (rff_glm_apply()) makes its own, with
+# the same fields.
+glm_row_folds <- function(prob, foldid) {
+  held <- lapply(seq_len(max(foldid)), function(j) which(foldid == j))
+  list(k = length(held), wsum = vapply(held, function(h) sum(prob$w[h]), 0),
+       weights = function(j) {
+         w <- prob$w
+         w[held[[j]]] <- 0
+         w
+       },
+       measure = function(j, fit, measure) glm_measure(prob, fit$eta, held[[j]], measure))
+}
+
+# The path on all rows with its k-fold cross-validation over `folds`
+# (glm_row_folds()): at each lambda, after the fit on all rows, each fold
+# is fitted as the whole problem with its training weights, started from
+# the fit on all rows, to 100 times the tolerance of `control` (the
+# held-out measure needs a few digits), and the measure is taken on its
+# held-out rows. With `stop_early`, the path stops once three consecutive
+# lambdas have not improved on the best CV measure. Returns the path
+# (`full`) and cvm, cvsd per lambda.
+glm_cv_path <- function(prob, lambda, P, control, folds, measure, progress = FALSE,
                         stop_early = FALSE) {
-  k <- max(foldid)
+  k <- folds$k
   L <- length(lambda)
   vals <- matrix(NA_real_, k, L)
-  held <- lapply(seq_len(k), function(j) which(foldid == j))
-  wj <- vapply(held, function(h) sum(prob$w[h]), 0)
+  wj <- folds$wsum
   cv_control <- control
   cv_control$epsilon <- min(100 * control$epsilon, 1e-4)
   sgn <- if (measure == "auc") -1 else 1
   conv <- TRUE
   cvm <- cvsd <- rep(NA_real_, L)
-  pb <- progress_bar(progress && L > 1L, L)
+  # the progress of the path: a lambda costs more passes the smaller it is
+  # (about 5 times the first at the last, measured on the default path)
+  work <- cumsum(1 + 4 * (seq_len(L) - 1) / max(L - 1, 1))
+  pb <- progress_stage(sprintf("cross-validation over lambda (%d folds)", k), work[L],
+                       progress && L > 1L)
   on.exit(pb$close(), add = TRUE)
   after <- function(i, theta, mem) {
     start <- array(theta, c(dim(theta), 1L))
     for (j in seq_len(k)) {
-      w <- prob$w
-      w[held[[j]]] <- 0
-      fit <- glm_path(prob, lambda[i], P, cv_control, w = w, start = start, mem = mem)
+      fit <- glm_path(prob, lambda[i], P, cv_control, w = folds$weights(j), start = start,
+                      mem = mem)
       conv <<- conv && all(fit$converged)
-      vals[j, i] <<- glm_measure(prob, fit$eta, held[[j]], measure)
+      vals[j, i] <<- folds$measure(j, fit, measure)
     }
     curve <- cv_curve(vals[, i, drop = FALSE], wj)
     cvm[i] <<- curve$cvm
     cvsd[i] <<- curve$cvsd
-    pb$set(i)
+    pb$set(work[i])
     if (!stop_early || i < 5L) return(FALSE)
     i - which.min(sgn * cvm[seq_len(i)]) >= 3L
   }

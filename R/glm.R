@@ -148,7 +148,7 @@
 #' @seealso [predict.rff_glm()], [rff_cv()] (with `family`), [rff_ridge()].
 #' @examples
 #' set.seed(1)
-#' n <- 400
+#' n <- 300
 #' x <- matrix(runif(2 * n, -1, 1), n, 2)
 #' y <- factor(ifelse(rowSums(x^2) < 0.5, "inside", "outside"))
 #' fit <- rff_glm(x, y, D = 100, lengthscale = 0.5, nlambda = 10)
@@ -178,14 +178,19 @@ rff_glm.default <- function(x, y, family = c("binomial", "multinomial", "poisson
                             progress = interactive(), ...) {
   cl <- fit_call(match.call(), "rff_glm")
   check_required(c("x", "y"))
+  close_progress <- progress_call(progress, "rff_glm")
+  on.exit(close_progress(), add = TRUE)
   g <- glm_setup(x, y, family, lambda, map, intercept, standardize, weights, offset,
                  nlambda, lambda_min_ratio, cache_mb, control, chunk_size, threads,
                  progress, list(...), "rff_glm")
   L_given <- length(g$path$lambda)
   cv <- is.null(g$path$lambda) || L_given > 1L
   foldid <- if (cv) check_foldid(foldid, folds, nrow(g$x)) else NULL
+  st <- progress_stage("fit")
   r <- glm_fit_candidate(g, g$map, foldid, "deviance", stop_early = TRUE)
   fit <- glm_result(g, r, "deviance")
+  st$close()
+  progress_finish()
   fit$call <- cl
   fit
 }
@@ -230,6 +235,24 @@ glm_setup <- function(x, y, family, lambda, map, intercept, standardize, weights
   g
 }
 
+# The warnings of class "rff_convergence" for the lambdas (and the CV fits)
+# of the candidate fit `r` that did not converge in `maxit` iterations.
+glm_convergence_warnings <- function(r, maxit, caller = "rff_glm") {
+  if (!all(r$full$converged)) {
+    warning(structure(class = c("rff_convergence", "warning", "condition"), list(
+      message = sprintf(
+        "%s: the fit did not converge in %d iterations at lambda = %s; increase `control$maxit` or `lambda`",
+        caller, maxit, paste(format(r$lambda[!r$full$converged], digits = 4), collapse = ", ")),
+      call = NULL)))
+  }
+  if (!is.null(r$cv) && !r$cv$converged) {
+    warning(structure(class = c("rff_convergence", "warning", "condition"), list(
+      message = sprintf("%s: some cross-validation fits did not converge; increase `control$maxit`",
+                        caller),
+      call = NULL)))
+  }
+}
+
 check_cache_mb <- function(cache_mb) {
   if (!is_number(cache_mb) || length(cache_mb) != 1L || is.na(cache_mb) || cache_mb < 0) {
     rff_abort("cache_mb", sprintf("`cache_mb` must be a number of megabytes >= 0, got %s",
@@ -268,7 +291,10 @@ glm_auto_lengthscale <- function(g, mm) {
   fit_rows <- function(map, r, ...) {
     ridge_rows_fit(m, map, r, path, TRUE, g$chunk_size, g$threads, "loo", ...)
   }
-  s <- select_lengthscale(m, fit_rows)
+  # the progress plan after the search: the GLM's path and its folds (as
+  # many as rff_glm()'s default)
+  L <- if (is.null(g$path$lambda)) g$path$nlambda else length(g$path$lambda)
+  s <- select_lengthscale(m, fit_rows, after = glm_cost(nrow(g$x), mm$map$D, g$K, 5L, L))
   if (isTRUE(mm$ard)) s <- ard_select(m, s, fit_rows, TRUE, g$chunk_size, g$threads)
   s$fit <- s$eig <- s$subset <- NULL
   s$criterion <- "ridge LOO"
@@ -312,7 +338,8 @@ glm_fit_candidate <- function(g, map, foldid, measure, stop_early = FALSE) {
     full <- glm_path(prob, lambda, P, g$control)
     cv <- NULL
   } else {
-    cv <- glm_cv_path(prob, lambda, P, g$control, foldid, measure, g$progress,
+    cv <- glm_cv_path(prob, lambda, P, g$control, glm_row_folds(prob, foldid), measure,
+                      g$progress,
                       stop_early = stop_early && is.null(g$path$lambda))
     full <- cv$full
     lambda <- full$lambda
@@ -326,18 +353,7 @@ glm_result <- function(g, r, measure, best = NULL) {
   full <- r$full
   L <- length(r$lambda)
   if (is.null(best)) best <- if (is.null(r$cv)) L else best_by_measure(r$cv$cvm, measure)
-  if (!all(full$converged)) {
-    warning(structure(class = c("rff_convergence", "warning", "condition"), list(
-      message = sprintf(
-        "rff_glm: the fit did not converge in %d iterations at lambda = %s; increase `control$maxit` or `lambda`",
-        g$control$maxit, paste(format(r$lambda[!full$converged], digits = 4), collapse = ", ")),
-      call = NULL)))
-  }
-  if (!is.null(r$cv) && !r$cv$converged) {
-    warning(structure(class = c("rff_convergence", "warning", "condition"), list(
-      message = "rff_glm: some cross-validation fits did not converge; increase `control$maxit`",
-      call = NULL)))
-  }
+  glm_convergence_warnings(r, g$control$maxit)
   prob <- r$prob
   theta <- matrix(full$coef[, , best], prob$D + 1L, g$K)
   eta <- glm_pass(prob, theta)$eta

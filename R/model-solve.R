@@ -81,6 +81,7 @@ solve_path <- function(sys, lambda, eig = NULL) {
   } else {
     method <- "eigen"
     e <- if (is.null(eig)) .Call(C_rff_ridge_eigen, A) else eig
+    check_psd(e$values)
     s <- pmax(e$values, 0)
     V <- e$vectors
     # no vectors: a path scored from its thin eigenproblem (thin_scores())
@@ -108,6 +109,20 @@ solve_path <- function(sys, lambda, eig = NULL) {
   }
   list(beta = beta, intercept = intercept, lambda = lambda, df = df, rss = rss,
        method = method, eigen = eig)
+}
+
+# Eigenvalues of a Gram matrix are >= 0 up to rounding (of order D eps of
+# the largest); one below -1e-8 of the largest means the matrix is not a
+# Gram matrix (statistics altered, or combined from incompatible parts).
+check_psd <- function(values, arg = "x") {
+  top <- max(abs(values), 0)
+  if (length(values) && min(values) < -1e-8 * top) {
+    rff_abort(arg, sprintf(paste0(
+      "the cross-products `ZtZ` are not positive semidefinite (eigenvalue %s, the largest %s): ",
+      "they are not the statistics of any rows (altered, or combined from incompatible parts)"),
+      format(min(values), digits = 3), format(top, digits = 3)))
+  }
+  invisible(values)
 }
 
 # The nonzero eigenvalues and their eigenvectors of A = Zc'WZc from the
@@ -214,7 +229,8 @@ gcv_select <- function(rss, df, n, w = n) {
 # Leave-one-out cross-validation of a lambda path, exact for ridge on the
 # features: with H the hat matrix (a linear smoother), the LOO residual of
 # row i is r_i / (1 - h_ii). From the eigendecomposition of the path
-# (`p$eigen`) and the features of the rows (streamed once more, in blocks),
+# (`p$eigen`) and the features of the rows (streamed once more, in blocks
+# of at most 512 rows),
 # h_ii(lambda) = w_i (p_i' diag(1 / (s + w lambda)) p_i + 1/w) with p_i =
 # V'(z_i - zbar), at O(D^2) per row plus O(D) per row and lambda. When the
 # rows are those of a thin eigenproblem (`p$eigen$rows`, see thin_eigen()),
@@ -244,8 +260,11 @@ loo_path <- function(sys, p, map, x, y, weights, chunk_size, threads) {
     rows <- if (is.null(weights)) seq_len(nrow(x)) else which(weights > 0)
     add_rows(rows, e$rows[rows, , drop = FALSE])
   } else {
-    for (from in seq(1L, nrow(x), by = chunk_size)) {
-      rows <- from:min(nrow(x), from + chunk_size - 1L)
+    # blocks of at most 512 rows: a block's features, their centred copy and
+    # projections are each 512 x D, a fraction of the D x D the fit holds
+    block <- min(chunk_size, 512L)
+    for (from in seq(1L, nrow(x), by = block)) {
+      rows <- from:min(nrow(x), from + block - 1L)
       Z <- .Call(C_rff_features, x[rows, , drop = FALSE], map, threads)
       if (!is.null(sys$zbar)) Z <- Z - rep(sys$zbar, each = length(rows))
       add_rows(rows, Z %*% e$vectors)

@@ -117,7 +117,9 @@ ridge_rows_fit <- function(m, map, rows, path, intercept, chunk_size, threads, c
               response = colnames(y))
     return(ridge_path_fit(sys, s, path, loo, features))
   }
-  stats <- accumulate_stats(x, y, map, intercept, chunk_size, threads, progress, w)
+  # the statistics' share of the fit's work (the rest: the solve)
+  share <- as.double(nrow(x)) * map$D^2 / ridge_cost(nrow(x), map$D)
+  stats <- accumulate_stats(x, y, map, intercept, chunk_size, threads, progress, w, share)
   ridge_from_stats(stats, path, loo, features)
 }
 
@@ -131,12 +133,19 @@ ridge_rows_fit <- function(m, map, rows, path, intercept, chunk_size, threads, c
 # is refitted on all rows; otherwise its fit is returned as `fit`, or, when
 # it was scored from its features alone (fewer rows than features), its
 # eigenproblem as `eig` for the refit. `subset`: the rows scored.
-select_lengthscale <- function(m, fit_rows) {
+select_lengthscale <- function(m, fit_rows, after = NULL) {
   n <- nrow(m$x)
   # sized for the 7 candidates of a walk that ends 4 steps from the start
   nsub <- auto_rows(n, 7L)
   sub <- if (nsub < n) sort(sample.int(n, nsub)) else seq_len(n)
   if (!is.null(m$weights) && !any(m$weights[sub] > 0)) sub <- seq_len(n)
+  D <- m$map$D
+  # the progress plan after the search: the refit on all rows (after a
+  # subsample), the eigenvectors of a scored dual problem, or the fitted values
+  if (is.null(after)) {
+    after <- if (length(sub) < n) ridge_cost(n, D) else if (n <= D) as.double(n)^2 * D else
+      as.double(n) * D
+  }
   lambda_best <- numeric()
   best_fit <- NULL
   best_score <- Inf
@@ -152,7 +161,7 @@ select_lengthscale <- function(m, fit_rows) {
       best_score <<- g[f$best]
     }
     g[f$best]
-  })
+  }, ridge_cost(length(sub), D), after)
   table <- search_table(as.list(m$median * 2^(walk$steps / 2)), 2^(walk$steps / 2),
                         lambda_best[walk$order], walk$score, tolower(crit))
   # a fit scored from the features alone is refitted with its statistics,

@@ -297,6 +297,8 @@ rff_ridge.default <- function(x, y, lambda = NULL, map = NULL, intercept = TRUE,
   # Z'Z, its factor or eigenvectors, and the solve's workspace
   check_stats_memory(m$map$D, 4, !is.null(map))
   chunk_size <- check_chunk_size(chunk_size, m$map$D)
+  close_progress <- progress_call(a$progress, "rff_ridge")
+  on.exit(close_progress(), add = TRUE)
   search <- NULL
   fit_rows <- function(map, rows, ...) {
     ridge_rows_fit(m, map, rows, a$path, a$intercept, chunk_size, a$threads, criterion,
@@ -304,11 +306,13 @@ rff_ridge.default <- function(x, y, lambda = NULL, map = NULL, intercept = TRUE,
   }
   n <- nrow(m$x)
   if (is.null(m$candidates)) {
+    st <- progress_stage("fit")
     fit <- fit_rows(m$map, seq_len(n))
   } else {
     search <- select_lengthscale(m, fit_rows)
     if (isTRUE(m$ard)) search <- ard_select(m, search, fit_rows, a$intercept, chunk_size, a$threads)
     fit <- search$fit
+    st <- progress_stage("final fit")
     if (is.null(fit)) {
       fit <- fit_rows(rescale_map(m$map, search_lengthscale(search)), seq_len(n),
                       eig = search$eig)
@@ -316,6 +320,8 @@ rff_ridge.default <- function(x, y, lambda = NULL, map = NULL, intercept = TRUE,
     search$fit <- search$eig <- search$subset <- NULL
   }
   fit <- add_fitted(fit, m$x, m$y, chunk_size, a$threads, m$offset)
+  st$close()
+  progress_finish()
   fit <- add_model_info(fit, m, search)
   fit$prior.weights <- m$weights
   fit$call <- cl
@@ -344,6 +350,9 @@ rff_ridge.rff_stats <- function(x, lambda = NULL, nlambda = 50,
                            format(x$n)))
   }
   path <- check_path(lambda, nlambda, lambda_min_ratio)
+  # a path is solved through the eigenvalues, which solve_path() checks; one
+  # lambda by a Cholesky factor, which an indefinite ZtZ can pass
+  if (length(path$lambda) == 1L) check_gram_chol(x$ZtZ, "x")
   fit <- ridge_from_stats(x, path)
   fit$call <- cl
   fit

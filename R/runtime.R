@@ -1,6 +1,6 @@
 # Layer 1 (foundations): the machine a call runs on: thread counts, cores and
 # memory, the size checks made before anything large is allocated, rows per
-# streamed chunk, optional packages, and the one progress display.
+# streamed chunk and optional packages.
 
 check_threads <- function(threads) {
   if (is.null(threads)) return(default_threads())
@@ -106,71 +106,3 @@ check_chunk_size <- function(chunk_size, D) {
 default_chunk_size <- function(D) as.integer(max(256, floor(2^21 / D)))
 
 has_package <- function(pkg) requireNamespace(pkg, quietly = TRUE)
-
-#' Progress reports of long fits
-#'
-#' Fits that stream many blocks of rows ([rff_ridge()], [rff_stats()]), the
-#' cross-validations of [rff_cv()] and [rff_glm()], and
-#' [rff_stats_apply()] report progress when `progress = TRUE` (the default
-#' in interactive sessions). They report through the progressr package
-#' when it is installed and its global handlers are on
-#' (`progressr::handlers(global = TRUE)`), so the user's choice of
-#' `progressr::handlers()` is honoured (a bar, a beep, a notification;
-#' [rff_stats_apply()] reports as each chunk's statistics come back from
-#' its cluster or `future` workers); otherwise they show a text bar
-#' ([utils::txtProgressBar()]). `progress = FALSE` silences
-#' both. The option `rff.progress` chooses: `"auto"` (the default, as
-#' above), `"progressr"` (always progressr, for example inside
-#' `progressr::with_progress()`) or `"txt"` (always the text bar).
-#' progressr itself reports only while `getOption("progressr.enable")` is
-#' `TRUE` (by default in interactive sessions).
-#'
-#' @name rff_progress
-#' @examples
-#' if (requireNamespace("progressr", quietly = TRUE)) {
-#'   x <- matrix(rnorm(2000), 1000, 2)
-#'   old <- options(rff.progress = "progressr", progressr.enable = TRUE)
-#'   progressr::with_progress(
-#'     s <- rff_stats(x, x[, 1], map = rff_map(2, D = 20), chunk_size = 100,
-#'                    progress = TRUE))
-#'   options(old)
-#' }
-NULL
-
-# The one progress display of a call, from 0 to `max` when `show`, else
-# nothing. `set(v)` moves it to v, `close()` ends it; callers register
-# `on.exit(pb$close(), add = TRUE)`, beside their other exit work. It goes
-# through progressr (the user's handlers()) when progress_backend() says so,
-# else it is a text bar.
-progress_bar <- function(show, max) {
-  if (!isTRUE(show)) return(list(set = function(v) invisible(NULL), close = function() invisible(NULL)))
-  if (progress_backend() == "progressr") {
-    p <- progressr::progressor(steps = max, on_exit = FALSE)
-    at <- 0
-    return(list(set = function(v) {
-      if (v > at) p(amount = v - at)
-      at <<- max(at, v)
-      invisible(NULL)
-    }, close = function() p(type = "finish")))
-  }
-  pb <- utils::txtProgressBar(min = 0, max = max, style = 3)
-  list(set = function(v) utils::setTxtProgressBar(pb, v), close = function() close(pb))
-}
-
-# "progressr" or "txt": option rff.progress ("auto", the default, is
-# progressr when it is installed and its global handlers are on).
-progress_backend <- function() {
-  opt <- getOption("rff.progress", "auto")
-  if (!is.character(opt) || length(opt) != 1L || !opt %in% c("auto", "progressr", "txt")) {
-    rff_abort("rff.progress", sprintf(
-      "option `rff.progress` must be \"auto\", \"progressr\" or \"txt\", got %s", show_value(opt)))
-  }
-  if (opt == "txt") return("txt")
-  if (!has_package("progressr")) {
-    if (opt == "progressr") {
-      rff_abort("rff.progress", "option `rff.progress` is \"progressr\" but the progressr package is not installed")
-    }
-    return("txt")
-  }
-  if (opt == "progressr" || isTRUE(progressr::handlers(global = NA))) "progressr" else "txt"
-}

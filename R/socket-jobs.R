@@ -66,3 +66,36 @@ socket_jobs <- function(cl, live, jobs, fun, args) {
   }
   list(results = results, live = live)
 }
+
+# fun(job, ...) with job k on node nodes[k] of the socket cluster `cl`, all
+# sent at once and collected as they come (jobs for data a node keeps, so
+# the node is not for the scheduler to choose). Returns `results` (per job,
+# the value of fun, or NULL for a node that died) and `dead`, the nodes
+# whose connection failed sending or receiving.
+socket_pinned <- function(cl, nodes, jobs, fun, args = list()) {
+  results <- vector("list", length(jobs))
+  dead <- integer()
+  waiting <- integer()
+  for (k in seq_along(jobs)) {
+    ok <- tryCatch({
+      send_job(cl[[nodes[k]]], fun, c(list(jobs[[k]]), args), k)
+      TRUE
+    }, error = function(e) FALSE)
+    if (ok) waiting <- c(waiting, k) else dead <- c(dead, nodes[k])
+  }
+  while (length(waiting)) {
+    ready <- socketSelect(lapply(nodes[waiting], function(i) cl[[i]]$con))
+    for (k in waiting[ready]) {
+      waiting <- setdiff(waiting, k)
+      r <- tryCatch(unserialize(cl[[nodes[k]]]$con), error = function(e) e)
+      if (inherits(r, "error")) {
+        dead <- c(dead, nodes[k])
+      } else if (!isTRUE(r$success)) {
+        results[[k]] <- list(error = paste(as.character(r$value), collapse = " "))
+      } else {
+        results[[k]] <- r$value
+      }
+    }
+  }
+  list(results = results, dead = unique(dead))
+}

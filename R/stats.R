@@ -91,11 +91,12 @@ rff_stats <- function(x, y, map, intercept = TRUE, chunk_size = NULL,
 }
 
 # Streams validated x (n x d) and y (n x q), with optional row weights,
-# through `map` into an "rff_stats". With a progress bar, the rows go to C
+# through `map` into an "rff_stats" (in a fit's progress display, a stage
+# taking `share` of what is left of its parent). With a progress bar, the rows go to C
 # in up to 50 steps of whole chunks, so the blocks are the same as without
 # it. The statistics count as rows those of positive weight.
 accumulate_stats <- function(x, y, map, intercept, chunk_size, threads, progress,
-                             weights = NULL) {
+                             weights = NULL, share = 1) {
   n <- nrow(x)
   # rows of total weight zero add nothing, around any finite shift
   yshift <- if (is.null(weights) || !any(weights > 0)) colMeans(y) else
@@ -108,12 +109,13 @@ accumulate_stats <- function(x, y, map, intercept, chunk_size, threads, progress
     .Call(C_rff_ridge_stats, x, y, yshift, weights, map, c(from, to), chunk_size,
           threads)
   }
-  if (!progress || nchunks < 2) {
+  if (!(progress || progress_active()) || nchunks < 2) {
     s <- run(0, n)
   } else {
     steps <- min(nchunks, 50)
     bounds <- pmin(round(seq(0, nchunks, length.out = steps + 1L)) * chunk_size, n)
-    pb <- progress_bar(TRUE, n)
+    # inside a fit's display, a stage of the candidate or fit it serves
+    pb <- progress_stage("statistics", n, progress, share = share)
     on.exit(pb$close(), add = TRUE)
     s <- NULL
     for (i in seq_len(steps)) {
@@ -190,6 +192,19 @@ check_stats <- function(stats, arg, what = sprintf("`%s`", arg)) {
     damaged(sprintf("`zsum` must be %d finite numbers", D))
   }
   invisible(stats)
+}
+
+# ZtZ positive semidefinite (to 1e-8 of its largest diagonal entry): a
+# Cholesky factor of ZtZ + 1e-8 max(diag) I exists.
+check_gram_chol <- function(A, arg) {
+  j <- 1e-8 * max(diag(A), 0)
+  ok <- !inherits(tryCatch(chol(A + diag(j, nrow(A))), error = identity), "error")
+  if (!ok) {
+    rff_abort(arg, sprintf(paste0(
+      "`%s` is damaged: its cross-products `ZtZ` are not positive semidefinite: they are not ",
+      "the statistics of any rows (altered, or combined from incompatible parts)"), arg))
+  }
+  invisible(A)
 }
 
 # The total weight of statistics (statistics made before weights existed

@@ -27,7 +27,7 @@ test_dir <- file.path(root, "tests", "testthat")
 # test files left out (none: every test is deterministic, whatever the load)
 timing_files <- character(0)
 install_timeout <- 600
-test_timeout <- 900
+test_timeout <- 1800
 
 # ---- the mutation list ----
 

@@ -346,6 +346,41 @@ test_that("overflowing responses, damaged maps and indefinite statistics are cle
   s <- rff_stats(x, y, map = rff_map(2, D = 3, variant = "phase"), intercept = FALSE)
   s$ZtZ <- matrix(c(1, 1, 0, 1, 1, 1, 0, 1, 1), 3)  # eigenvalues 1, 1 +- sqrt(2)
   e <- expect_error(rff_ridge(s, lambda = 1e-4), class = "rff_error")
-  expect_match(conditionMessage(e), "not positive definite")
+  expect_match(conditionMessage(e), "not positive semidefinite")
   expect_no_match(conditionMessage(e), "use a positive")
+  # a lambda large enough for a Cholesky factor of ZtZ + n lambda I, and a
+  # path solved through the eigenvalues: the same error, naming `x`
+  for (lam in list(1, c(1, 2), NULL)) {
+    e <- expect_error(rff_ridge(s, lambda = lam), class = "rff_error")
+    expect_identical(e$arg, "x")
+    expect_match(conditionMessage(e), "not positive semidefinite")
+  }
+  # a Gram matrix whose smallest eigenvalue is a rounding error below 0 passes
+  Z <- matrix(rnorm(6), 2, 3)
+  s$ZtZ <- crossprod(Z)
+  expect_lt(min(eigen(s$ZtZ, symmetric = TRUE, only.values = TRUE)$values), 1e-12)
+  expect_s3_class(rff_ridge(s, lambda = c(1, 2)), "rff_ridge")
+  expect_s3_class(rff_ridge(s, lambda = 1), "rff_ridge")
+})
+
+test_that("a cross-validated result with altered fields is an rff_error naming it", {
+  set.seed(2)
+  x <- matrix(rnorm(200), 100)
+  y <- x[, 1] + rnorm(100, sd = 0.1)
+  cv <- rff_cv(x, y, D = 10, lengthscale = 1, folds = 3, progress = FALSE)
+  damage <- list(lmin_na = function(o) { o$lambda_min <- NA; o },
+                 lmin_neg = function(o) { o$lambda_min <- -1; o },
+                 l1se_chr = function(o) { o$lambda_1se <- "a"; o },
+                 l1se_two = function(o) { o$lambda_1se <- c(1, 2); o },
+                 fit = function(o) { o$fit <- list(); o })
+  for (nm in names(damage)) {
+    bad <- damage[[nm]](cv)
+    lam <- if (nm == "l1se_chr" || nm == "l1se_two") "1se" else "min"
+    e <- expect_error(predict(bad, x[1:3, ], lambda = lam), class = "rff_error", label = nm)
+    expect_identical(e$arg, "object")
+    expect_match(conditionMessage(e), "damaged", label = nm)
+    expect_error(coef(bad, lambda = lam), class = "rff_error", label = nm)
+  }
+  # intact, the stored lambda is the one used
+  expect_equal(predict(cv, x[1:3, ]), predict(cv$fit, x[1:3, ], lambda = cv$lambda_min))
 })

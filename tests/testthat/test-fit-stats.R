@@ -40,6 +40,7 @@ test_that("weighted logLik is logLik.lm's, with zero weights left out", {
 })
 
 test_that("vcov of a ridge fit gives predict()'s standard errors", {
+  skip_if_not_installed("MASS")
   set.seed(13)
   x <- as.matrix(MASS::Boston[1:150, c("lstat", "rm", "crim")])
   y <- MASS::Boston$medv[1:150]
@@ -99,6 +100,7 @@ test_that("anova and bad arguments are rff_errors naming the argument", {
 })
 
 test_that("plot of a ridge fit draws the criterion that chose lambda", {
+  skip_if_not_installed("MASS")
   set.seed(16)
   loo <- rff_ridge(medv ~ lstat + rm, data = MASS::Boston[1:120, ], D = 30)
   expect_identical(loo$criterion, "LOO")

@@ -1,6 +1,6 @@
-# The progress display of long calls (progress_bar() in R/runtime.R):
-# progressr when it is set up, the text bar otherwise, nothing with
-# progress = FALSE.
+# The progress displays (R/progress.R): one display per fit, stage by
+# stage with the time left, through progressr when it is set up or as a
+# text line; the bar of single-stage calls; nothing with progress = FALSE.
 
 skip_if_not_installed("progressr")
 
@@ -68,4 +68,128 @@ test_that("a bad rff.progress option is an rff_error naming it", {
   on.exit(options(old))
   expect_rff_error(rff_stats(x, y, map = map, chunk_size = 100, progress = TRUE),
                    "rff.progress")
+})
+
+test_that("a fit with a lengthscale search shows one display, stage by stage, to 100%", {
+  old <- options(rff.progress = "progressr", progressr.enable = TRUE, rff.progress_interval = 0)
+  on.exit(options(old))
+  set.seed(62)
+  xx <- matrix(rnorm(3000), 1500, 2)
+  yy <- sin(2 * xx[, 1]) + rnorm(1500, sd = 0.1)
+  msgs <- character()
+  r <- progress_record(withCallingHandlers(
+    {set.seed(1); rff_ridge(xx, yy, D = 200, chunk_size = 100, progress = TRUE)},
+    progression = function(c) if (identical(c$type, "update")) msgs <<- c(msgs, c$message)))
+  types <- vapply(r$events, `[[`, "", "type")
+  # one progressor for the call, however many candidates and statistics
+  expect_identical(sum(types == "initiate"), 1L)
+  expect_identical(types[length(types)], "finish")
+  amounts <- vapply(r$events[types == "update"], `[[`, 0, "amount")
+  expect_true(all(amounts >= 0))
+  expect_equal(sum(amounts), r$events[[1L]]$steps)
+  # the stages in order: the candidates of the walk (as many as the search
+  # table), the statistics inside them, then the final fit
+  cand <- unique(regmatches(msgs, regexpr("candidate [0-9]+", msgs)))
+  expect_identical(cand, paste("candidate", seq_len(nrow(r$value$lengthscale_search$table))))
+  expect_true(any(grepl("candidate 1 \\(1 x median\\): statistics", msgs)))
+  expect_match(msgs[length(msgs)], "^rff_ridge: final fit")
+  expect_true(all(startsWith(msgs, "rff_ridge: ")))
+  # the same fit as without a display
+  set.seed(1)
+  expect_equal(coef(r$value), coef(rff_ridge(xx, yy, D = 200, chunk_size = 100, progress = FALSE)),
+               tolerance = 1e-12)
+})
+
+test_that("rff_glm() and rff_cv() show one display naming their stages", {
+  old <- options(rff.progress = "progressr", progressr.enable = TRUE, rff.progress_interval = 0)
+  on.exit(options(old))
+  msgs <- character()
+  keep <- function(c) if (identical(c$type, "update")) msgs <<- c(msgs, c$message)
+  set.seed(63)
+  r <- progress_record(withCallingHandlers(rff_glm(Species ~ ., iris, D = 100, progress = TRUE),
+                                           progression = keep))
+  types <- vapply(r$events, `[[`, "", "type")
+  expect_identical(sum(types == "initiate"), 1L)
+  expect_true(any(grepl("^rff_glm: lengthscale search, candidate 1", msgs)))
+  expect_true(any(grepl("^rff_glm: fit: cross-validation over lambda \\(5 folds\\)", msgs)))
+  expect_equal(sum(vapply(r$events[types == "update"], `[[`, 0, "amount")), 1000)
+  msgs <- character()
+  r <- progress_record(withCallingHandlers(rff_cv(x, y, D = 20, folds = 4, progress = TRUE),
+                                           progression = keep))
+  types <- vapply(r$events, `[[`, "", "type")
+  expect_identical(sum(types == "initiate"), 1L)
+  expect_true(any(grepl("^rff_cv: lengthscale search, candidate 2 \\(0.707 x median\\): 4 folds", msgs)))
+  expect_match(msgs[length(msgs)], "^rff_cv: refit on all rows")
+  # no display at all with progress = FALSE
+  q <- progress_record(rff_cv(x, y, D = 20, folds = 4, progress = FALSE))
+  expect_length(q$events, 0L)
+})
+
+test_that("the text display is one line, after its delay, ending at 100%", {
+  old <- options(rff.progress = "txt", rff.progress_delay = 0)
+  on.exit(options(old))
+  out <- paste(capture.output(f <- rff_ridge(x, y, D = 20, chunk_size = 100, progress = TRUE)),
+               collapse = "\n")
+  lines <- strsplit(out, "\r", fixed = TRUE)[[1L]]
+  lines <- lines[nzchar(lines)]
+  expect_false(grepl("\n", paste(lines[-length(lines)], collapse = "")))
+  expect_match(lines[1L], "rff_ridge: lengthscale search, candidate 1")
+  expect_match(lines[length(lines)], "^100% rff_ridge: final fit")
+  # a call shorter than the delay shows nothing
+  options(rff.progress_delay = 3600)
+  quiet <- capture.output(f2 <- rff_ridge(x, y, D = 20, progress = TRUE))
+  expect_identical(quiet, character(0))
+})
+
+test_that("the display's shares and its estimate of the time left", {
+  old <- options(rff.progress = "txt", rff.progress_delay = 0)
+  on.exit(options(old))
+  out <- capture.output({
+    close <- rff:::progress_call(TRUE, "test")
+    d <- rff:::progress_state$call
+    rff:::progress_expect(10)
+    a <- rff:::progress_stage("a", 4)
+    # a nested stage taking half of what is left of its parent
+    b <- rff:::progress_stage("b", 8, share = 0.5)
+    b$set(4)
+    done_b <- d$done
+    label_b <- d$label
+    b$close()
+    done_b_closed <- d$done
+    a$set(2)
+    a$close()
+    done_a <- d$done
+    # a quarter done 10 s after the start: about 30 s left (the share shown
+    # never goes back: 40%, reached before)
+    d$t0 <- proc.time()[["elapsed"]] - 10
+    d$last <- -Inf
+    d$done <- 2.5
+    rff:::progress_render(d)
+    close()
+  })
+  expect_equal(done_b, 1)        # 4 of 8 steps of half of 4 units
+  expect_identical(label_b, "a: b")
+  expect_equal(done_b_closed, 2)
+  expect_equal(done_a, 4)
+  expect_match(paste(out, collapse = ""), "40% test: a, about 30 s left", fixed = TRUE)
+  expect_false(rff:::progress_active())
+})
+
+test_that("an error or an interrupt ends the display and leaves none open", {
+  old <- options(rff.progress = "progressr", progressr.enable = TRUE)
+  on.exit(options(old))
+  f <- function() {
+    close <- rff:::progress_call(TRUE, "test")
+    on.exit(close())
+    st <- rff:::progress_stage("a", 10)
+    st$set(3)
+    stop("in the middle")
+  }
+  r <- progress_record(try(f(), silent = TRUE))
+  types <- vapply(r$events, `[[`, "", "type")
+  expect_identical(types[length(types)], "finish")
+  expect_false(rff:::progress_active())
+  # a fit stopped by an error in its data shows no display left open
+  expect_error(rff_ridge(x, c(y[-1], NA), D = 20, progress = TRUE), class = "rff_error")
+  expect_false(rff:::progress_active())
 })

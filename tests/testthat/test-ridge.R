@@ -77,7 +77,9 @@ test_that("chunked and threaded streaming equals one block", {
                              chunk_size = 500, progress = FALSE, standardize = FALSE)$coefficients,
                    rff_ridge(big$x, big$y, lambda = 0.01, map = m2, threads = 2,
                              chunk_size = 500, progress = FALSE, standardize = FALSE)$coefficients)
-  # the progress bar streams the same blocks
+  # the progress display streams the same blocks
+  old <- options(rff.progress = "txt", rff.progress_delay = 0)
+  on.exit(options(old), add = TRUE)
   expect_output(pb <- rff_ridge(dat$x, dat$y, lambda = 1e-3, map = m, chunk_size = 7,
                                 progress = TRUE, standardize = FALSE), "100%")
   expect_equal(pb$coefficients, whole$coefficients, tolerance = 1e-12)
