@@ -71,7 +71,11 @@
 #' @param lambda `NULL` (a data-driven path of `nlambda` values) or the
 #'   lambda values to compare.
 #' @param lengthscale `"auto"` (default: multiples of the median
-#'   heuristic), `"median"`, or candidate lengthscales: a numeric vector
+#'   heuristic), `"ard"` (the multiples of `"auto"` and one more candidate,
+#'   a lengthscale per input column learned by the log evidence as in
+#'   [rff_ridge()], started from the best multiple and cross-validated like
+#'   the others: it is chosen only when its CV error is the smallest),
+#'   `"median"`, or candidate lengthscales: a numeric vector
 #'   (one scalar lengthscale each), or a list whose elements are each a
 #'   scalar or a vector with one value per column of `x` (ARD).
 #' @param foldid Optional fold of each row (integers 1..k); overrides
@@ -137,7 +141,14 @@ rff_cv.default <- function(x, y, folds = 10, lambda = NULL, lengthscale = "auto"
                       threads, progress)
   foldid <- check_foldid(foldid, folds, nrow(a$x))
   args <- list(...)
-  auto <- identical(lengthscale, "auto")
+  ard <- identical(lengthscale, "ard")
+  auto <- identical(lengthscale, "auto") || ard
+  if (ard) {
+    if (!is.null(map)) {
+      rff_abort("lengthscale", "`lengthscale` \"ard\" draws its own map: give `map` or \"ard\", not both")
+    }
+    args$lengthscale <- "ard"
+  }
   if (!is.null(map)) {
     m <- model_setup(a, standardize, weights, offset, map, args, "rff_cv")
     candidates <- if (missing(lengthscale)) list(map$lengthscale) else
@@ -226,6 +237,19 @@ ridge_cv <- function(a, m, candidates, foldid, auto, chunk_size, cl) {
   cv <- cv_lengthscales(candidates, if (walk) m$median, fit_one, cost,
                         after = if (n <= D) ridge_cost(n, D) else as.double(n) * D)
   candidates <- cv$candidates
+  ard <- NULL
+  if (walk && isTRUE(m$ard)) {
+    # "ard": one more candidate, the evidence's lengthscales started from
+    # the walk's best, cross-validated like the others
+    bi <- which.min(vapply(cv$cols, `[[`, 0, "score"))
+    ard <- ard_optimize(m, candidates[[bi]], lambda[which.min(cv$cols[[bi]]$cvm)],
+                        a$intercept, chunk_size, a$threads)
+    cv$cols <- c(cv$cols, list(fit_one(unname(ard$lengthscale), length(cv$cols) + 1L)))
+    candidates <- c(candidates, list(unname(ard$lengthscale)))
+    cv$multiple <- c(cv$multiple, NA_real_)
+    ard$score <- cv$cols[[length(cv$cols)]]$score
+    ard$score_isotropic <- cv$cols[[bi]]$score
+  }
   cvm <- vapply(cv$cols, `[[`, numeric(length(lambda)), "cvm")
   cvsd <- vapply(cv$cols, `[[`, numeric(length(lambda)), "cvsd")
   dim(cvm) <- dim(cvsd) <- c(length(lambda), length(candidates))
@@ -241,6 +265,10 @@ ridge_cv <- function(a, m, candidates, foldid, auto, chunk_size, cl) {
   refit$close()
   progress_finish()
   search <- cv_search(candidates, cvm, lambda, sel, 1, cv$multiple, m$median, n)
+  if (!is.null(ard)) {
+    ard$kept <- sel$best[["lengthscale"]] == length(candidates)
+    search$ard <- ard
+  }
   fit <- add_model_info(fit, m, search)
   fit$call <- cl
   new_cv(lambda, candidates, cvm, cvsd, sel, fit, cl, foldid = foldid, auto = auto)

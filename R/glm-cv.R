@@ -10,7 +10,14 @@ glm_cv <- function(cl, x, y, family, type.measure, folds, lambda, lengthscale, m
                    intercept, standardize, weights, offset, nlambda, lambda_min_ratio,
                    foldid, cache_mb, control, chunk_size, threads, progress, args,
                    lengthscale_given) {
-  auto <- identical(lengthscale, "auto")
+  ard <- identical(lengthscale, "ard")
+  auto <- identical(lengthscale, "auto") || ard
+  if (ard) {
+    if (!is.null(map)) {
+      rff_abort("lengthscale", "`lengthscale` \"ard\" draws its own map: give `map` or \"ard\", not both")
+    }
+    args$lengthscale <- "ard"
+  }
   if (is.null(map) && !auto) args$lengthscale <- 1
   g <- glm_setup(x, y, family, lambda, map, intercept, standardize, weights, offset,
                  nlambda, lambda_min_ratio, cache_mb, control, chunk_size, threads,
@@ -36,6 +43,19 @@ glm_cv <- function(cl, x, y, family, type.measure, folds, lambda, lengthscale, m
   cv <- cv_lengthscales(candidates, if (walk) g$median, fit_one,
                         cost = glm_cost(n, g$map$D, g$K, max(foldid), L))
   candidates <- cv$candidates
+  ard <- NULL
+  if (walk && g$ard) {
+    # "ard": one more candidate, the Gaussian evidence's lengthscales of the
+    # coded response started from the walk's best, cross-validated like the
+    # others
+    bi <- which.min(vapply(cv$cols, `[[`, 0, "score"))
+    ard <- ard_optimize(glm_coded(g, g), candidates[[bi]], NULL, TRUE, g$chunk_size, g$threads)
+    cv$cols <- c(cv$cols, list(fit_one(unname(ard$lengthscale), length(cv$cols) + 1L)))
+    candidates <- c(candidates, list(unname(ard$lengthscale)))
+    cv$multiple <- c(cv$multiple, NA_real_)
+    ard$score <- sgn * cv$cols[[length(cv$cols)]]$score
+    ard$score_isotropic <- sgn * cv$cols[[bi]]$score
+  }
   best_r <- cv$cols[[which.min(vapply(cv$cols, `[[`, 0, "score"))]]$r
   lam <- best_r$lambda
   L <- length(lam)
@@ -44,6 +64,10 @@ glm_cv <- function(cl, x, y, family, type.measure, folds, lambda, lengthscale, m
   dim(cvm) <- dim(cvsd) <- c(L, length(candidates))
   sel <- cv_select(cvm, cvsd, lam, sgn)
   g$search <- cv_search(candidates, cvm, lam, sel, sgn, cv$multiple, g$median, n)
+  if (!is.null(ard)) {
+    ard$kept <- sel$best[["lengthscale"]] == length(candidates)
+    g$search$ard <- ard
+  }
   fit <- glm_result(g, best_r, measure, best = sel$best[["lambda"]])
   progress_finish()
   fit$call <- cl

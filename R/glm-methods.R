@@ -222,7 +222,8 @@ summary.rff_glm <- function(object, ...) {
               cvm = if (is.null(object$cvm)) NULL else object$cvm[i],
               cvsd = if (is.null(object$cvsd)) NULL else object$cvsd[i],
               folds = object$folds, measure = glm_measure_label(object),
-              accuracy = NULL, confusion = NULL)
+              accuracy = NULL, confusion = NULL, relevance = rff_relevance(object),
+              lengthscale_search = object$lengthscale_search)
   if (!is.null(object$levels) && is.null(object$linear.predictors) && !is.null(object$training)) {
     out$confusion <- object$training$confusion
     out$accuracy <- object$training$accuracy
@@ -258,6 +259,7 @@ print.summary.rff_glm <- function(x, digits = max(3L, getOption("digits") - 3L),
               fmt(100 * (1 - x$deviance / x$null.deviance), digits), fmt(x$aic, digits)))
   cat(sprintf("Solver: %d L-BFGS iterations at this lambda%s\n", x$iterations,
               if (isTRUE(x$converged)) "" else " (not converged)"))
+  cat_relevance(x$relevance, digits)
   if (!is.null(x$confusion)) {
     cat(sprintf("\nTraining accuracy: %s\n", fmt(x$accuracy, digits)))
     print(x$confusion)
@@ -267,7 +269,10 @@ print.summary.rff_glm <- function(x, digits = max(3L, getOption("digits") - 3L),
 
 #' @rdname predict.rff_glm
 #' @export
-plot.rff_glm <- function(x, y, ...) {
+plot.rff_glm <- function(x, y, type = c("criterion", "relevance"), ...) {
+  type <- if (identical(type, c("criterion", "relevance"))) "criterion" else
+    check_string(type, "type", c("criterion", "relevance"))
+  if (type == "relevance") return(plot_relevance(x, ...))
   lam <- x$lambda
   o <- order(lam)
   if (!is.null(x$cvm)) {

@@ -90,6 +90,19 @@
 #' [rff_cv()] with a `family` compares lengthscales by cross-validation of
 #' the deviance instead.
 #'
+#' `lengthscale = "ard"` (one lengthscale per input column): after that
+#' search, the lengthscales maximizing the Gaussian log evidence of the
+#' same coded responses (several responses for the multinomial family,
+#' sharing lambda; see `lengthscale = "ard"` in [rff_ridge()]), started
+#' from the isotropic choice, are kept when the same ridge leave-one-out
+#' error is no worse than the isotropic one. This criterion is used, rather
+#' than a Laplace approximation of the GLM's own evidence, because it is the
+#' one the GLM's "auto" search already trusts, is exact and cheap, and its
+#' gradient is that of ridge regression; the GLM is then fitted by its own
+#' likelihood at the lengthscales chosen. In [rff_cv()] with a `family`, the
+#' ARD lengthscales are one more candidate, cross-validated by the family's
+#' measure like the others. [rff_relevance()] gives 1 / lengthscale.
+#'
 #' The formula method handles `data`, `subset`, `weights`, `na.action` and
 #' `offset` as [stats::glm()] does; factors among the predictors are
 #' expanded by [stats::model.matrix()].
@@ -212,10 +225,11 @@ glm_setup <- function(x, y, family, lambda, map, intercept, standardize, weights
             weight_scale = m$weight_scale, offset = m$offset, path = a$path,
             intercept = a$intercept, std = m$std, cache_mb = cache_mb, control = control,
             chunk_size = chunk_size, threads = a$threads, progress = a$progress,
-            map = m$map, candidates = m$candidates, median = m$median, search = NULL)
+            map = m$map, candidates = m$candidates, median = m$median, search = NULL,
+            ard = isTRUE(m$ard), groups = m$groups)
   if (!is.null(m$candidates) && !keep_candidates) {
     g$search <- glm_auto_lengthscale(g, m)
-    g$map <- rescale_map(m$map, g$search$table$lengthscale[g$search$best])
+    g$map <- rescale_map(m$map, search_lengthscale(g$search))
     g$candidates <- NULL
   }
   g
@@ -268,16 +282,11 @@ check_glm_control <- function(control) {
 # lengthscale = "auto" for rff_glm(): the candidates compared by the exact
 # leave-one-out error of ridge regression of the class indicators (or the
 # counts) on the features, on at most 5,000 random rows, with the machinery
-# of rff_ridge(); all candidates rescale the same draws.
+# of rff_ridge(); all candidates rescale the same draws. "ard": then the
+# lengthscales of the Gaussian evidence of those responses (ard_select()),
+# kept when that LOO error is no worse.
 glm_auto_lengthscale <- function(g, mm) {
-  n <- nrow(g$x)
-  rows <- if (n > 5000L) sort(sample.int(n, 5000L)) else seq_len(n)
-  Y <- if (g$family == "multinomial") {
-    outer(g$y[rows], seq_len(g$K), `==`) + 0
-  } else matrix(g$y[rows], ncol = 1L)
-  w <- if (is.null(g$weights)) NULL else g$weights[rows]
-  m <- list(x = g$x[rows, , drop = FALSE], y = Y, weights = w, map = mm$map,
-            candidates = mm$candidates, median = mm$median)
+  m <- glm_coded(g, mm)
   path <- list(lambda = NULL, nlambda = 50L, ratio = 1e-6)
   fit_rows <- function(map, r, ...) {
     ridge_rows_fit(m, map, r, path, TRUE, g$chunk_size, g$threads, "loo", ...)
@@ -285,10 +294,26 @@ glm_auto_lengthscale <- function(g, mm) {
   # the progress plan after the search: the GLM's path and its folds (as
   # many as rff_glm()'s default)
   L <- if (is.null(g$path$lambda)) g$path$nlambda else length(g$path$lambda)
-  s <- select_lengthscale(m, fit_rows, after = glm_cost(n, mm$map$D, g$K, 5L, L))
-  s$fit <- s$eig <- NULL
+  s <- select_lengthscale(m, fit_rows, after = glm_cost(nrow(g$x), mm$map$D, g$K, 5L, L))
+  if (isTRUE(mm$ard)) s <- ard_select(m, s, fit_rows, TRUE, g$chunk_size, g$threads)
+  s$fit <- s$eig <- s$subset <- NULL
   s$criterion <- "ridge LOO"
   s
+}
+
+# The data of the ridge regressions that choose a GLM's lengthscale: at most
+# 5,000 random rows, the class indicators (or the 0/1 response, or the
+# counts) as responses, the base map of `mm` and its candidates.
+glm_coded <- function(g, mm) {
+  n <- nrow(g$x)
+  rows <- if (n > 5000L) sort(sample.int(n, 5000L)) else seq_len(n)
+  Y <- if (g$family == "multinomial") {
+    outer(g$y[rows], seq_len(g$K), `==`) + 0
+  } else matrix(g$y[rows], ncol = 1L)
+  w <- if (is.null(g$weights)) NULL else g$weights[rows]
+  list(x = g$x[rows, , drop = FALSE], y = Y, weights = w, map = mm$map,
+       candidates = mm$candidates, median = mm$median, ard = isTRUE(mm$ard),
+       groups = mm$groups)
 }
 
 # One fit of the problem at a map: the path on all rows and, with

@@ -57,9 +57,9 @@ median_lengthscale <- function(x, max_rows = 2000L) {
 resolve_lengthscale <- function(lengthscale, x) {
   if (is.character(lengthscale) && length(lengthscale) == 1L && !is.na(lengthscale)) {
     if (lengthscale == "median") return(median_lengthscale(x))
-    if (lengthscale == "auto") {
+    if (lengthscale %in% c("auto", "ard")) {
       rff_abort("lengthscale", paste0(
-        "`lengthscale` \"auto\" (chosen by GCV or cross-validation) is for model fits ",
+        "`lengthscale` \"", lengthscale, "\" (chosen from the data) is for model fits ",
         "such as rff_ridge() and rff_cv(); here give positive numbers or \"median\""))
     }
     rff_abort("lengthscale", sprintf(

@@ -46,7 +46,23 @@ formula_frame <- function(call, env, response = "numeric") {
   }
   x <- stats::model.matrix(mt, mf)
   contrasts <- attr(x, "contrasts")
-  x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
+  keep <- colnames(x) != "(Intercept)"
+  assign <- attr(x, "assign")[keep]
+  x <- x[, keep, drop = FALSE]
+  # the columns of each term (a factor's dummies): one lengthscale for
+  # lengthscale = "ard"
+  attr(x, "rff_groups") <- match(assign, unique(assign))
+  # the columns of terms made of factors only (dummies): left unscaled by
+  # standardize = TRUE (model_setup())
+  fac <- attr(mt, "factors")
+  if (length(fac)) {
+    discrete <- vapply(rownames(fac), function(v) {
+      col <- mf[[v]]
+      is.factor(col) || is.character(col) || is.logical(col)
+    }, logical(1))
+    pure <- apply(fac != 0, 2L, function(used) all(discrete[used]))
+    attr(x, "rff_dummies") <- unname(pure[assign])
+  }
   if (ncol(x) == 0L) rff_abort("formula", "`formula` must have at least one predictor")
   list(x = x, y = y, intercept = attr(mt, "intercept") == 1L,
        weights = stats::model.weights(mf), offset = stats::model.offset(mf),

@@ -20,14 +20,31 @@ cat_model_lines <- function(x, digits) {
   }
   s <- x$lengthscale_search
   if (!is.null(s)) {
+    # a cross-validation's ARD candidate is the last row, of multiple NA
+    cand <- trimws(fmt(s$table$lengthscale, digits))
+    iso <- if (is.null(s$ard)) rep(TRUE, length(cand)) else !is.na(s$table$multiple)
+    cand[!iso] <- "ARD"
     cat(sprintf("  lengthscale %s chosen by %s among %s%s\n",
-                fmt(s$table$lengthscale[s$best], digits), s$criterion,
-                paste(trimws(fmt(s$table$lengthscale, digits)), collapse = ", "),
+                cand[s$best], s$criterion, paste(cand, collapse = ", "),
                 if (is.null(s$median)) "" else sprintf(
                   " (median heuristic %s x %s)", fmt(s$median, digits),
-                  paste(format(round(s$table$multiple, 2)), collapse = ", "))))
+                  paste(format(round(s$table$multiple[iso], 2)), collapse = ", "))))
+  }
+  a <- s$ard
+  if (!is.null(a)) {
+    cat(sprintf("  ARD (one lengthscale per column, by the log evidence on %d rows): %s (%s %s, isotropic %s)\n",
+                a$rows, if (a$kept) "kept" else "not kept, no better than isotropic",
+                s$criterion, fmt(a$score, digits), fmt(a$score_isotropic, digits)))
   }
   if (isTRUE(x$has_offset)) cat("  with an offset\n")
+}
+
+# The relevance of each input (rff_relevance()), most relevant first, when
+# the columns have lengthscales of their own.
+cat_relevance <- function(rel, digits) {
+  if (is.null(rel) || length(unique(rel)) < 2L) return(invisible())
+  cat("\nRelevance (1 / lengthscale, standardized inputs), most relevant first:\n")
+  print(signif(sort(rel, decreasing = TRUE), digits))
 }
 
 # "lambda_best = 0.01 (GCV over 50 values)" or "lambda = 0.01 (given)".

@@ -144,8 +144,14 @@ model_setup <- function(a, standardize, weights, offset, map, args, caller,
   offset <- check_offset(offset, n, if (gaussian) ncol(a$y) else 1L, family)
   y <- if (gaussian && !is.null(offset)) a$y - offset else a$y
   std <- if (standardize) standardization(a$x, weights) else NULL
+  # a formula's factor dummies keep their 0/1 scale (centred only): scaled
+  # to unit variance, rare levels dominated the distances (bench/RESULTS-ard.md)
+  dummies <- attr(a$x, "rff_dummies")
+  if (!is.null(std) && length(dummies) == ncol(a$x) && any(dummies)) std$scale[dummies] <- 1
   x <- standardize_rows(a$x, std)
-  c(list(x = x, y = y, weights = weights, weights_given = given,
+  # the model matrix's terms ("ard" learns one lengthscale for each)
+  groups <- attr(a$x, "rff_groups")
+  c(list(x = x, y = y, weights = weights, weights_given = given, groups = groups,
          weight_scale = if (is.null(given)) 1 else max(given), offset = offset, std = std),
     model_map(x, map, args, caller))
 }
@@ -169,7 +175,8 @@ fit_map <- function(d, map, ...) {
 # common random numbers) and the `candidates` to rescale it to: the median
 # heuristic times auto_multipliers, which the downhill walk visits. The
 # arc-cosine kernel, which a lengthscale only rescales (lambda absorbs
-# that), takes "auto" as 1.
+# that), takes "auto" as 1. "ard" is "auto" with `ard = TRUE`: the
+# isotropic search first, then ard_select() (frequency maps only).
 model_map <- function(x, map, args, caller) {
   if (!is.null(map)) {
     return(list(map = do.call(fit_map, c(list(ncol(x), map), args)), candidates = NULL))
@@ -180,6 +187,11 @@ model_map <- function(x, map, args, caller) {
     args$D <- if (is.null(args$landmarks)) default_D(nrow(x)) else NROW(args$landmarks)
   }
   ls <- if ("lengthscale" %in% names(args)) args$lengthscale else "auto"
+  ard <- identical(ls, "ard")
+  if (ard) {
+    check_ard_args(args)
+    ls <- "auto"
+  }
   if (identical(ls, "auto")) {
     args$lengthscale <- 1
     if (identical(args$kernel, "arccos")) {
@@ -187,7 +199,8 @@ model_map <- function(x, map, args, caller) {
     }
     l0 <- median_lengthscale(x)
     base <- data_map(x, args)
-    return(list(map = base, candidates = as.list(l0 * auto_multipliers), median = l0))
+    return(list(map = base, candidates = as.list(l0 * auto_multipliers), median = l0,
+                ard = ard))
   }
   args$lengthscale <- resolve_lengthscale(ls, x)
   list(map = data_map(x, args), candidates = NULL)

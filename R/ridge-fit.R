@@ -132,7 +132,7 @@ ridge_rows_fit <- function(m, map, rows, path, intercept, chunk_size, threads, c
 # candidates are scored on a random subsample (auto_rows()) and the winner
 # is refitted on all rows; otherwise its fit is returned as `fit`, or, when
 # it was scored from its features alone (fewer rows than features), its
-# eigenproblem as `eig` for the refit.
+# eigenproblem as `eig` for the refit. `subset`: the rows scored.
 select_lengthscale <- function(m, fit_rows, after = NULL) {
   n <- nrow(m$x)
   # sized for the 7 candidates of a walk that ends 4 steps from the start
@@ -169,5 +169,5 @@ select_lengthscale <- function(m, fit_rows, after = NULL) {
   scored <- !is.null(best_fit) && is.null(best_fit$normal$A)
   list(best = walk$best, rows = length(sub), median = m$median, criterion = crit,
        table = table, fit = if (length(sub) == n && !scored) best_fit else NULL,
-       eig = if (scored) best_fit$eigen else NULL)
+       eig = if (scored) best_fit$eigen else NULL, subset = sub)
 }

@@ -191,6 +191,7 @@ summary.rff_ridge <- function(object, ...) {
               standardize = object$standardize, weighted = object$weighted,
               has_offset = object$has_offset,
               lengthscale_search = object$lengthscale_search,
+              relevance = rff_relevance(object),
               path = data.frame(lambda = object$lambda, df = object$df,
                                 gcv = if (is.matrix(object$gcv)) rowSums(object$gcv) else object$gcv))
   class(out) <- "summary.rff_ridge"
@@ -220,6 +221,7 @@ print.summary.rff_ridge <- function(x, digits = max(3L, getOption("digits") - 3L
     tab[] <- lapply(tab, function(v) if (is.numeric(v)) fmt(v, digits) else v)
     print(tab, row.names = FALSE, right = TRUE)
   }
+  cat_relevance(x$relevance, digits)
   cat(sprintf("\nn = %s%s; %s; effective df = %s%s\n",
               format(x$n, big.mark = ","), if (isTRUE(x$weighted)) " (weighted)" else "",
               lambda_line(x, digits), fmt(x$df, digits),
@@ -235,8 +237,14 @@ print.summary.rff_ridge <- function(x, digits = max(3L, getOption("digits") - 3L
 
 #' @rdname predict.rff_ridge
 #' @param y Unused.
+#' @param type For `plot()`: `"criterion"` (default: the criterion that
+#'   chose lambda along the path) or `"relevance"` (a dot chart of
+#'   [rff_relevance()], most relevant input at the top).
 #' @export
-plot.rff_ridge <- function(x, y, ...) {
+plot.rff_ridge <- function(x, y, type = c("criterion", "relevance"), ...) {
+  type <- if (identical(type, c("criterion", "relevance"))) "criterion" else
+    check_string(type, "type", c("criterion", "relevance"))
+  if (type == "relevance") return(plot_relevance(x, ...))
   cc <- ridge_criterion_curve(x)
   o <- order(x$lambda)
   ok <- is.finite(cc$value[o])

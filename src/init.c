@@ -17,6 +17,7 @@ static const R_CallMethodDef CallEntries[] = {
     CALLDEF(rff_ridge_thin_products, 3),
     CALLDEF(rff_glm_pass, 12),
     CALLDEF(rff_glm_lbfgs, 16),
+    CALLDEF(rff_ard_gradient, 10),
     CALLDEF(rff_trig, 1),
     CALLDEF(rff_runtime_info, 2),
     {NULL, NULL, 0}

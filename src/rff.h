@@ -33,7 +33,7 @@
        (args, blas, fused, kernels, nystrom, runtime, tensorsketch)
      consumers: ridge.c (args, blas, features, runtime); glm.c (args,
        features); error.c (args, blas, features, fused, runtime, sample);
-       lbfgs.c (args, glm, runtime)
+       lbfgs.c (args, glm, runtime); ard.c (args, blas, features, runtime)
    init.c only registers the .Call routines. */
 
 /* ---- bottom layer: argument, list, thread and interrupt helpers ---- */
@@ -327,6 +327,8 @@ SEXP rff_ridge_predict(SEXP x, SEXP map, SEXP beta, SEXP chunk_size,
 SEXP rff_ridge_chol(SEXP A, SEXP B, SEXP nl);
 SEXP rff_ridge_eigen(SEXP A);
 SEXP rff_ridge_thin_products(SEXP a, SEXP b, SEXP threads);
+SEXP rff_ard_gradient(SEXP x, SEXP map, SEXP dz, SEXP zbar, SEXP G, SEXP g,
+                      SEXP yc, SEXP weights, SEXP chunk_size, SEXP threads);
 SEXP rff_trig(SEXP x);
 SEXP rff_runtime_info(SEXP after, SEXP threads);
 

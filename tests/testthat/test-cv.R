@@ -179,8 +179,13 @@ test_that("the formula method with factors equals the default method on the mode
   set.seed(16)
   cvf <- rff_cv(y ~ u + g, data = d, folds = 3, D = 20, nlambda = 8, progress = FALSE)
   X <- model.matrix(~ u + g, d)[, -1]
+  # what the formula's standardization gives: u centred and scaled, the
+  # dummies gb and gc centred only
+  X <- sweep(X, 2L, colMeans(X))
+  X[, 1] <- X[, 1] / sd(X[, 1])
   set.seed(16)
-  cvd <- rff_cv(X, d$y[-4], folds = 3, D = 20, nlambda = 8, progress = FALSE)
+  cvd <- rff_cv(X, d$y[-4], folds = 3, D = 20, nlambda = 8, progress = FALSE,
+                standardize = FALSE)
   expect_equal(cvf$cvm, cvd$cvm, tolerance = 1e-10)
   expect_identical(cvf$lambda_1se, cvd$lambda_1se)
   expect_true(cvf$auto)

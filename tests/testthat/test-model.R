@@ -429,3 +429,21 @@ test_that("the message on a constant column names an unnamed column by its numbe
   x <- cbind(a = rnorm(20), 5)
   expect_message(rff:::standardization(x), "\"column 2\" is constant")
 })
+
+test_that("a formula's factor dummies are centred but keep their 0/1 scale", {
+  set.seed(31)
+  d <- data.frame(y = rnorm(60), u = rnorm(60, sd = 3), ok = runif(60) > 0.3,
+                  g = factor(sample(c("a", "b", "c"), 60, TRUE)))
+  fit <- rff_ridge(y ~ u + g + ok + u:g, data = d, D = 40, progress = FALSE)
+  X <- model.matrix(~ u + g + ok + u:g, d)[, -1]
+  s <- fit$standardize
+  expect_equal(unname(s$center), unname(colMeans(X)))
+  dummy <- c("gb", "gc", "okTRUE")
+  expect_equal(unname(s$scale[dummy]), c(1, 1, 1))
+  # numeric inputs and interactions with them are scaled to unit variance
+  other <- setdiff(colnames(X), dummy)
+  expect_equal(unname(s$scale[other]), unname(apply(X[, other], 2L, sd)))
+  # the matrix method standardizes every column, as before
+  fm <- rff_ridge(X, d$y, D = 40, progress = FALSE)
+  expect_equal(unname(fm$standardize$scale), unname(apply(X, 2L, sd)))
+})
