@@ -70,7 +70,13 @@ torture_calls <- list(
                              matrix(0, 3, 1), 0.01, 4, matrix(c(1.2, 0.8)), matrix(1), c(0, 0),
                              FALSE, list(epsilon = 1e-8, maxit = 30L), NULL,
                              list(f = 0.7, g = matrix(c(0, 0.1, -0.1)), eta = matrix(0.1, 6, 1),
-                                  loss = 4.2)))
+                                  loss = 4.2))),
+  # the ARD gradient from a given dF/dZ, and streamed from the statistics'
+  # derivatives (weighted, two chunks, two threads)
+  list("rff_ard_gradient", list(tx, pair_map, matrix(0.1 * (1:36), 6), NULL, NULL, NULL, NULL,
+                                NULL, 4L, 1L)),
+  list("rff_ard_gradient", list(tx, phase_map, NULL, rep(0.1, 5), diag(5) + 0.1, matrix(0.2, 5, 1),
+                                matrix(c(-1, 0, 1, 2, -2, 0), 6), c(1, 2, 0, 1, 1, 3), 4L, 2L))
 )
 
 call_routine <- function(tc) {
