@@ -109,6 +109,15 @@ walk_stage <- function(k, multiple, cost, after, given = NULL) {
     cost)
 }
 
+# The progress stage of the "ard" optimization of a fit on n rows and D
+# features, added to the call's plan: about 30 evaluations of the evidence
+# and its gradient on at most 2,000 rows and 500 features.
+ard_stage <- function(n, D) {
+  units <- 30 * ridge_cost(min(n, 2000L), min(D, 500L))
+  progress_add(units)
+  progress_stage("one lengthscale per input (ARD)", units)
+}
+
 # Candidates a lengthscale walk is planned for (the median's neighbourhood
 # and one step; a longer walk adds one candidate to the plan at each step).
 walk_plan <- 4L

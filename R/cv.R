@@ -242,6 +242,8 @@ ridge_cv <- function(a, m, candidates, foldid, auto, chunk_size, cl) {
     # "ard": one more candidate, the evidence's lengthscales started from
     # the walk's best, cross-validated like the others
     bi <- which.min(vapply(cv$cols, `[[`, 0, "score"))
+    ard_st <- ard_stage(n, D)
+    on.exit(ard_st$close(), add = TRUE)
     ard <- ard_optimize(m, candidates[[bi]], lambda[which.min(cv$cols[[bi]]$cvm)],
                         a$intercept, chunk_size, a$threads)
     cv$cols <- c(cv$cols, list(fit_one(unname(ard$lengthscale), length(cv$cols) + 1L)))
@@ -249,6 +251,7 @@ ridge_cv <- function(a, m, candidates, foldid, auto, chunk_size, cl) {
     cv$multiple <- c(cv$multiple, NA_real_)
     ard$score <- cv$cols[[length(cv$cols)]]$score
     ard$score_isotropic <- cv$cols[[bi]]$score
+    ard_st$close()
   }
   cvm <- vapply(cv$cols, `[[`, numeric(length(lambda)), "cvm")
   cvsd <- vapply(cv$cols, `[[`, numeric(length(lambda)), "cvsd")

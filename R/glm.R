@@ -295,7 +295,11 @@ glm_auto_lengthscale <- function(g, mm) {
   # many as rff_glm()'s default)
   L <- if (is.null(g$path$lambda)) g$path$nlambda else length(g$path$lambda)
   s <- select_lengthscale(m, fit_rows, after = glm_cost(nrow(g$x), mm$map$D, g$K, 5L, L))
-  if (isTRUE(mm$ard)) s <- ard_select(m, s, fit_rows, TRUE, g$chunk_size, g$threads)
+  if (isTRUE(mm$ard)) {
+    ard_st <- ard_stage(nrow(m$x), mm$map$D)
+    s <- ard_select(m, s, fit_rows, TRUE, g$chunk_size, g$threads)
+    ard_st$close()
+  }
   s$fit <- s$eig <- s$subset <- NULL
   s$criterion <- "ridge LOO"
   s

@@ -81,6 +81,13 @@ progress_expect <- function(units) {
 # Whether a call's display is open (stages report into it).
 progress_active <- function() !is.null(progress_state$call)
 
+# The call has `units` more work than it planned (a stage it did not know of).
+progress_add <- function(units) {
+  d <- progress_state$call
+  if (!is.null(d) && !length(d$stack)) d$total <- d$total + max(units, 0)
+  invisible(NULL)
+}
+
 # A stage of `units` steps labelled `label` (NULL: the rest of the plan): `set(v)` moves it to v of its
 # units, `close()` ends it (callers register on.exit(st$close(), add =
 # TRUE)). In an open call display, a stage at the top level takes `units`

@@ -310,7 +310,11 @@ rff_ridge.default <- function(x, y, lambda = NULL, map = NULL, intercept = TRUE,
     fit <- fit_rows(m$map, seq_len(n))
   } else {
     search <- select_lengthscale(m, fit_rows)
-    if (isTRUE(m$ard)) search <- ard_select(m, search, fit_rows, a$intercept, chunk_size, a$threads)
+    if (isTRUE(m$ard)) {
+      ard_st <- ard_stage(n, m$map$D)
+      search <- ard_select(m, search, fit_rows, a$intercept, chunk_size, a$threads)
+      ard_st$close()
+    }
     fit <- search$fit
     st <- progress_stage("final fit")
     if (is.null(fit)) {

@@ -193,3 +193,24 @@ test_that("an error or an interrupt ends the display and leaves none open", {
   expect_error(rff_ridge(x, c(y[-1], NA), D = 20, progress = TRUE), class = "rff_error")
   expect_false(rff:::progress_active())
 })
+
+test_that("the ARD optimization is a stage of the fit's display", {
+  old <- options(rff.progress = "progressr", progressr.enable = TRUE, rff.progress_interval = 0)
+  on.exit(options(old))
+  msgs <- character()
+  set.seed(64)
+  xx <- matrix(rnorm(600), 200, 3)
+  yy <- sin(2 * xx[, 1]) + rnorm(200, sd = 0.1)
+  r <- progress_record(withCallingHandlers(
+    rff_ridge(xx, yy, D = 60, lengthscale = "ard", progress = TRUE),
+    progression = function(c) if (identical(c$type, "update")) msgs <<- c(msgs, c$message)))
+  types <- vapply(r$events, `[[`, "", "type")
+  expect_identical(sum(types == "initiate"), 1L)
+  stages <- sub(",.*$", "", sub("^rff_ridge: ", "", msgs))
+  ard_at <- which(startsWith(stages, "one lengthscale per input (ARD)"))
+  expect_true(length(ard_at) > 0L)
+  # after the isotropic search, before the final fit
+  expect_lt(max(grep("lengthscale search", stages)), min(ard_at))
+  expect_gt(min(grep("final fit", stages)), max(ard_at))
+  expect_equal(sum(vapply(r$events[types == "update"], `[[`, 0, "amount")), 1000)
+})
