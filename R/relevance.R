@@ -55,10 +55,12 @@ relevance_names <- function(fit, d) {
 plot_relevance <- function(fit, ...) {
   rel <- sort(rff_relevance(fit))
   spread <- max(rel) / min(rel)
-  graphics::dotchart(rel, labels = names(rel), pch = 19,
-                     xlab = "relevance (1 / lengthscale, standardized inputs)",
-                     main = if (is.null(fit$lengthscale_search$ard)) "Input relevance" else
-                       "Input relevance (ARD)",
-                     log = if (spread > 100) "x" else "", ...)
+  # a linear axis starts at 0, so that lengths compare as ratios
+  args <- list(...)
+  if (spread <= 100 && is.null(args$xlim)) args$xlim <- c(0, 1.04 * max(rel))
+  main <- if (is.null(fit$lengthscale_search$ard)) "Input relevance" else "Input relevance (ARD)"
+  do.call(graphics::dotchart, c(list(rel, labels = names(rel), pch = 19,
+                                     xlab = "relevance (1 / lengthscale, standardized inputs)",
+                                     main = main, log = if (spread > 100) "x" else ""), args))
   invisible(fit)
 }
