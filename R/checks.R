@@ -287,3 +287,12 @@ check_no_dots <- function(dots) {
                              else sprintf("`%s`", nm[1L])))
   }
 }
+
+# `read` of rff_stats_apply() and rff_glm_apply(): a function of one chunk.
+check_read <- function(read) {
+  if (!is.function(read)) {
+    rff_abort("read", sprintf("`read` must be a function of one chunk, got %s",
+                              show_value(read)))
+  }
+  invisible(read)
+}

@@ -136,6 +136,20 @@ glm_cost <- function(rows, D, K, folds, L) {
   60 * as.double(rows) * min(rows, D) * K * (folds + 1) * L
 }
 
+# The lengthscale argument of rff_cv(): "ard" (one lengthscale per input,
+# learned after the walk; it draws its own map), "auto" (the walk), or
+# given values; `args` gets the "ard" the map's setup reads.
+cv_lengthscale_args <- function(lengthscale, map, args) {
+  ard <- identical(lengthscale, "ard")
+  if (ard) {
+    if (!is.null(map)) {
+      rff_abort("lengthscale", "`lengthscale` \"ard\" draws its own map: give `map` or \"ard\", not both")
+    }
+    args$lengthscale <- "ard"
+  }
+  list(ard = ard, auto = identical(lengthscale, "auto") || ard, args = args)
+}
+
 # The cross-validation of several lengthscales: `fit_one(ls, i)` scores
 # lengthscale ls (the i-th scored) and returns a list with its `score`
 # (smaller is better); with `median`, the lengthscales are those of the

@@ -141,14 +141,10 @@ rff_cv.default <- function(x, y, folds = 10, lambda = NULL, lengthscale = "auto"
                       threads, progress)
   foldid <- check_foldid(foldid, folds, nrow(a$x))
   args <- list(...)
-  ard <- identical(lengthscale, "ard")
-  auto <- identical(lengthscale, "auto") || ard
-  if (ard) {
-    if (!is.null(map)) {
-      rff_abort("lengthscale", "`lengthscale` \"ard\" draws its own map: give `map` or \"ard\", not both")
-    }
-    args$lengthscale <- "ard"
-  }
+  la <- cv_lengthscale_args(lengthscale, map, args)
+  ard <- la$ard
+  auto <- la$auto
+  args <- la$args
   if (!is.null(map)) {
     m <- model_setup(a, standardize, weights, offset, map, args, "rff_cv")
     candidates <- if (missing(lengthscale)) list(map$lengthscale) else

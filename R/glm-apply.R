@@ -145,10 +145,7 @@ rff_glm_apply <- function(chunks, read, map, family = c("binomial", "multinomial
   cl <- fit_call(match.call(), "rff_glm_apply")
   check_required(c("chunks", "read", "map"))
   chunks <- check_chunks(chunks)
-  if (!is.function(read)) {
-    rff_abort("read", sprintf("`read` must be a function of one chunk, got %s",
-                              show_value(read)))
-  }
+  check_read(read)
   check_map(map)
   family <- check_string(if (identical(family, c("binomial", "multinomial", "poisson")))
     "binomial" else family, "family", c("binomial", "multinomial", "poisson"))

@@ -10,14 +10,9 @@ glm_cv <- function(cl, x, y, family, type.measure, folds, lambda, lengthscale, m
                    intercept, standardize, weights, offset, nlambda, lambda_min_ratio,
                    foldid, cache_mb, control, chunk_size, threads, progress, args,
                    lengthscale_given) {
-  ard <- identical(lengthscale, "ard")
-  auto <- identical(lengthscale, "auto") || ard
-  if (ard) {
-    if (!is.null(map)) {
-      rff_abort("lengthscale", "`lengthscale` \"ard\" draws its own map: give `map` or \"ard\", not both")
-    }
-    args$lengthscale <- "ard"
-  }
+  la <- cv_lengthscale_args(lengthscale, map, args)
+  auto <- la$auto
+  args <- la$args
   if (is.null(map) && !auto) args$lengthscale <- 1
   g <- glm_setup(x, y, family, lambda, map, intercept, standardize, weights, offset,
                  nlambda, lambda_min_ratio, cache_mb, control, chunk_size, threads,
@@ -49,12 +44,15 @@ glm_cv <- function(cl, x, y, family, type.measure, folds, lambda, lengthscale, m
     # coded response started from the walk's best, cross-validated like the
     # others
     bi <- which.min(vapply(cv$cols, `[[`, 0, "score"))
+    ard_st <- ard_stage(n, g$map$D)
+    on.exit(ard_st$close(), add = TRUE)
     ard <- ard_optimize(glm_coded(g, g), candidates[[bi]], NULL, TRUE, g$chunk_size, g$threads)
     cv$cols <- c(cv$cols, list(fit_one(unname(ard$lengthscale), length(cv$cols) + 1L)))
     candidates <- c(candidates, list(unname(ard$lengthscale)))
     cv$multiple <- c(cv$multiple, NA_real_)
     ard$score <- sgn * cv$cols[[length(cv$cols)]]$score
     ard$score_isotropic <- sgn * cv$cols[[bi]]$score
+    ard_st$close()
   }
   best_r <- cv$cols[[which.min(vapply(cv$cols, `[[`, 0, "score"))]]$r
   lam <- best_r$lambda

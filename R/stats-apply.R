@@ -169,10 +169,7 @@ rff_stats_apply <- function(chunks, read, map, cluster = NULL, weights = NULL,
                             chunk_size = NULL, threads = NULL, ...) {
   check_required(c("chunks", "read", "map"))
   chunks <- check_chunks(chunks)
-  if (!is.function(read)) {
-    rff_abort("read", sprintf("`read` must be a function of one chunk, got %s",
-                              show_value(read)))
-  }
+  check_read(read)
   check_map(map)
   engine <- check_engine(cluster)
   weights <- check_apply_weights(weights, length(chunks))
