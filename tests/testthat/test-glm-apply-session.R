@@ -172,7 +172,6 @@ if (inherits(res, "rff_glm")) {
 '
 
 test_that("a worker killed mid-fit: its chunks are read again by a live worker, same fit", {
-  skip_on_cran()
   skip_on_os("windows")
   out <- run_child(sub("WORKERS", "2", kill_code, fixed = TRUE), timeout = 120)
   expect_equal(out$status, 0L, info = paste(out$output, collapse = "\n"))
@@ -181,7 +180,6 @@ test_that("a worker killed mid-fit: its chunks are read again by a live worker, 
 })
 
 test_that("the only worker killed mid-fit: an error naming the worker and its chunks, no hang", {
-  skip_on_cran()
   skip_on_os("windows")
   out <- run_child(sub("WORKERS", "1", kill_code, fixed = TRUE), timeout = 120)
   expect_equal(out$status, 0L, info = paste(out$output, collapse = "\n"))
@@ -193,7 +191,6 @@ test_that("the only worker killed mid-fit: an error naming the worker and its ch
 })
 
 test_that("a worker killed while reading: another reads its chunks and the fit goes on", {
-  skip_on_cran()
   skip_on_os("windows")
   dat <- fault_chunks()
   on.exit(unlink(dat$dir, recursive = TRUE), add = TRUE)
@@ -219,7 +216,6 @@ test_that("a worker killed while reading: another reads its chunks and the fit g
 })
 
 test_that("on a PSOCK cluster each chunk is read once for the whole fit, CV included", {
-  skip_on_cran()
   dat <- fault_chunks()
   on.exit(unlink(dat$dir, recursive = TRUE), add = TRUE)
   m <- rff_map(2, D = 20, lengthscale = 1)

@@ -127,7 +127,6 @@ test_that("a lambda path is cross-validated with the chunks as folds, as rff_glm
 })
 
 test_that("1, 2 and 3 PSOCK workers give the same fit to the last bit, equal to rff_glm()", {
-  skip_on_cran()
   cl <- glm_cluster(3)
   on.exit(parallel::stopCluster(cl), add = TRUE)
   for (cs in cases) {
@@ -153,7 +152,6 @@ test_that("1, 2 and 3 PSOCK workers give the same fit to the last bit, equal to 
 })
 
 test_that("under future::plan(multisession) the fit equals rff_glm()", {
-  skip_on_cran()
   skip_if_not_installed("future")
   old <- future::plan(future::multisession, workers = 2)
   on.exit(future::plan(old), add = TRUE)
