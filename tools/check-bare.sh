@@ -16,6 +16,8 @@ rm -rf "$out" && mkdir -p "$out"
   cat "$out/build.log"; exit 1; }
 tarball=$(ls "$out"/rff_*.tar.gz | head -n 1)
 export _R_CHECK_LIMIT_CORES_=TRUE
+# a time zone, so that packages loaded by the check do not ask systemd for one
+export TZ="${TZ:-UTC}"
 export _R_CHECK_DEPENDS_ONLY_=true
 export _R_CHECK_NO_RECOMMENDED_=true
 export _R_CHECK_FORCE_SUGGESTS_=false
