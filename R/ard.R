@@ -211,10 +211,10 @@ ard_optimize <- function(m, l0, lambda0, intercept, chunk_size, threads,
 # "ard" after the isotropic search of select_lengthscale() (`search`):
 # the evidence optimized from its best lengthscale and lambda, then the
 # ARD lengthscales scored by the same criterion and rows as the isotropic
-# candidates (fit_rows(..., score_only = TRUE)); they are kept only when
-# they score no worse. The search gains `ard` (ard_optimize()'s result,
-# the score and whether it was kept); when kept, its fit (or eigenproblem)
-# replaces the isotropic one.
+# candidates (fit_rows(..., score_only = TRUE)); they are kept by
+# ard_keep(). The search gains `ard` (ard_optimize()'s result, the scores,
+# the paired z statistic and whether it was kept); when kept, its fit (or
+# eigenproblem) replaces the isotropic one.
 ard_select <- function(m, search, fit_rows, intercept, chunk_size, threads) {
   best <- search$best
   ard <- ard_optimize(m, search$table$lengthscale[best], search$table$lambda[best],
@@ -225,7 +225,9 @@ ard_select <- function(m, search, fit_rows, intercept, chunk_size, threads) {
   g <- if (is.matrix(g)) rowSums(g) else g
   ard$score <- g[f$best]
   ard$score_isotropic <- search$table[[4L]][best]
-  ard$kept <- ard_keep(ard$score, ard$score_isotropic)
+  ard$z <- ard_paired_z(f$loo_row_errors, search$errors)
+  ard$kept <- ard_keep(ard$score, ard$score_isotropic, ard$z)
+  f$loo_row_errors <- NULL
   if (ard$kept) {
     full <- length(sub) == nrow(m$x)
     scored <- is.null(f$normal$A)
@@ -236,10 +238,40 @@ ard_select <- function(m, search, fit_rows, intercept, chunk_size, threads) {
   search
 }
 
-# The acceptance rule of "ard" against the isotropic choice: no worse on
-# the fit's own criterion (smaller is better).
-ard_keep <- function(score, score_isotropic) {
-  is.finite(score) && score <= score_isotropic
+# How many standard errors of the paired difference the LOO error of "ard"
+# must be below the isotropic choice's to be kept. Its G + 1
+# hyperparameters are tuned on the evidence of the same rows, which makes
+# its LOO error optimistic: on the panel of bench/RESULTS-ard.md it was
+# below the isotropic one's on every split, z from -0.1 to -11, on splits
+# where its test error was higher as well (Cars93 and Boston, z down to
+# -2.9) as where it was lower (Ozone -2.9 to -3.7, friedman1 below -9).
+ard_margin_se <- 3
+
+# The paired z statistic of two fits' LOO errors on the same rows
+# (`errors` and `errors_isotropic`: each row's weighted squared LOO
+# residual at the fit's best lambda): the mean difference over its
+# standard error, negative when "ard" is better. NA when either is missing
+# (the GCV criterion has no per-row errors), or not finite; -Inf when the
+# differences are all equal and negative, Inf when all equal and not.
+ard_paired_z <- function(errors, errors_isotropic) {
+  if (is.null(errors) || is.null(errors_isotropic) ||
+      length(errors) != length(errors_isotropic) || length(errors) < 2L) return(NA_real_)
+  d <- errors - errors_isotropic
+  if (!all(is.finite(d))) return(NA_real_)
+  se <- stats::sd(d) / sqrt(length(d))
+  if (se == 0) return(if (mean(d) < 0) -Inf else Inf)
+  mean(d) / se
+}
+
+# The acceptance rule of "ard" against the isotropic choice (smaller
+# scores are better): with per-row LOO errors (z from ard_paired_z()),
+# kept only when its mean LOO error is at least ard_margin_se standard
+# errors below the isotropic choice's; without them (GCV), when its score
+# is no worse.
+ard_keep <- function(score, score_isotropic, z = NA_real_) {
+  if (!is.finite(score) || score > score_isotropic) return(FALSE)
+  if (is.na(z)) return(TRUE)
+  z <= -ard_margin_se
 }
 
 # The lengthscale a search chose: the ARD lengthscales when kept, else the

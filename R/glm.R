@@ -95,7 +95,8 @@
 #' same coded responses (several responses for the multinomial family,
 #' sharing lambda; see `lengthscale = "ard"` in [rff_ridge()]), started
 #' from the isotropic choice, are kept when the same ridge leave-one-out
-#' error is no worse than the isotropic one. This criterion is used, rather
+#' error is at least 3 standard errors (of the rows' paired differences)
+#' below the isotropic one, as in [rff_ridge()]. This criterion is used, rather
 #' than a Laplace approximation of the GLM's own evidence, because it is the
 #' one the GLM's "auto" search already trusts, is exact and cheap, and its
 #' gradient is that of ridge regression; the GLM is then fitted by its own
@@ -284,7 +285,7 @@ check_glm_control <- function(control) {
 # counts) on the features, on at most 5,000 random rows, with the machinery
 # of rff_ridge(); all candidates rescale the same draws. "ard": then the
 # lengthscales of the Gaussian evidence of those responses (ard_select()),
-# kept when that LOO error is no worse.
+# kept when that LOO error is clearly lower (ard_keep()).
 glm_auto_lengthscale <- function(g, mm) {
   m <- glm_coded(g, mm)
   path <- list(lambda = NULL, nlambda = 50L, ratio = 1e-6)
@@ -300,7 +301,7 @@ glm_auto_lengthscale <- function(g, mm) {
     s <- ard_select(m, s, fit_rows, TRUE, g$chunk_size, g$threads)
     ard_st$close()
   }
-  s$fit <- s$eig <- s$subset <- NULL
+  s$fit <- s$eig <- s$subset <- s$errors <- NULL
   s$criterion <- "ridge LOO"
   s
 }

@@ -32,9 +32,12 @@ cat_model_lines <- function(x, digits) {
   }
   a <- s$ard
   if (!is.null(a)) {
-    cat(sprintf("  ARD (one lengthscale per column, by the log evidence on %d rows): %s (%s %s, isotropic %s)\n",
-                a$rows, if (a$kept) "kept" else "not kept, no better than isotropic",
-                s$criterion, fmt(a$score, digits), fmt(a$score_isotropic, digits)))
+    z <- if (is.null(a$z) || is.na(a$z)) "" else sprintf(", paired z %s", fmt(a$z, 3L))
+    verdict <- if (a$kept) "kept" else if (z == "") "not kept, no better than isotropic" else
+      sprintf("not kept, not %s standard errors better than isotropic", ard_margin_se)
+    cat(sprintf("  ARD (one lengthscale per column, by the log evidence on %d rows): %s (%s %s, isotropic %s%s)\n",
+                a$rows, verdict, s$criterion, fmt(a$score, digits),
+                fmt(a$score_isotropic, digits), z))
   }
   if (isTRUE(x$has_offset)) cat("  with an offset\n")
 }

@@ -238,13 +238,17 @@ gcv_select <- function(rss, df, n, w = n) {
 # to the criterion and are left out. Rows `x`, `y`, `weights` are in the
 # kernel's units; the result is the (weighted) mean squared LOO residual,
 # L x q. Unlike GCV, which replaces every h_ii by their mean, it stays right
-# when leverages are uneven (heavy-tailed inputs).
-loo_path <- function(sys, p, map, x, y, weights, chunk_size, threads) {
+# when leverages are uneven (heavy-tailed inputs). With `row_errors`, the
+# result carries attribute "rows": the rows' weighted squared LOO residuals
+# summed over the responses, nrow(x) x L (0 for rows of weight 0), whose
+# means over rows are the criterion's (ard_keep() pairs them).
+loo_path <- function(sys, p, map, x, y, weights, chunk_size, threads, row_errors = FALSE) {
   e <- p$eigen
   L <- length(p$lambda)
   q <- ncol(y)
   G <- 1 / outer(e$values, sys$w * p$lambda, `+`)
   out <- matrix(0, L, q)
+  per_row <- if (row_errors) matrix(0, nrow(x), L)
   add_rows <- function(rows, P) {
     w <- if (is.null(weights)) rep(1, length(rows)) else weights[rows]
     h <- w * ((P^2) %*% G + if (is.null(sys$zbar)) 0 else 1 / sys$w)
@@ -253,7 +257,9 @@ loo_path <- function(sys, p, map, x, y, weights, chunk_size, threads) {
       if (!is.null(sys$ybar)) f <- f + sys$ybar[r]
       res <- (y[rows, r] - f) / (1 - h)
       res[h >= 1 - 1e-12] <- Inf
-      out[, r] <<- out[, r] + colSums(w * res^2)
+      sq <- w * res^2
+      out[, r] <<- out[, r] + colSums(sq)
+      if (row_errors) per_row[rows, ] <<- per_row[rows, ] + sq
     }
   }
   if (!is.null(e$rows)) {
@@ -270,7 +276,9 @@ loo_path <- function(sys, p, map, x, y, weights, chunk_size, threads) {
       add_rows(rows, Z %*% e$vectors)
     }
   }
-  out / if (is.null(weights)) nrow(x) else sum(weights)
+  out <- out / if (is.null(weights)) nrow(x) else sum(weights)
+  if (row_errors) attr(out, "rows") <- per_row
+  out
 }
 
 # Rows on which the LOO criterion is estimated: all up to 5,000, else a

@@ -41,10 +41,12 @@ ridge_path_fit <- function(sys, stats, path, loo = NULL, features = NULL) {
   loo_mse <- NULL
   if (!is.null(loo) && length(p$lambda) > 1L) {
     loo_mse <- loo_path(sys, p, stats$map, loo$x, loo$y, loo$weights, loo$chunk_size,
-                        loo$threads)
+                        loo$threads, row_errors = isTRUE(loo$row_errors))
     best <- which.min(rowSums(loo_mse))
     if (length(best) == 0L) best <- 1L
     criterion <- "LOO"
+    row_err <- attr(loo_mse, "rows")
+    attr(loo_mse, "rows") <- NULL
   }
   q <- dim(p$beta)[2L]
   resp <- stats$response
@@ -74,6 +76,10 @@ ridge_path_fit <- function(sys, stats, path, loo = NULL, features = NULL) {
     fit$eigen <- eig
     fit$coefficients <- fit$intercept <- NULL
   }
+  if (!is.null(loo_mse) && isTRUE(loo$row_errors)) {
+    # a scored candidate's rows' LOO errors at its best lambda (ard_keep())
+    fit$loo_row_errors <- row_err[, best]
+  }
   class(fit) <- c("rff_ridge", "rff_fit")
   fit
 }
@@ -102,7 +108,8 @@ ridge_rows_fit <- function(m, map, rows, path, intercept, chunk_size, threads, c
     loo <- list(x = x[i, , drop = FALSE], y = y[i, , drop = FALSE],
                 weights = if (is.null(w)) NULL else w[i],
                 chunk_size = chunk_size, threads = threads,
-                rows_are_features = !is.null(features) && length(i) == nrow(x))
+                rows_are_features = !is.null(features) && length(i) == nrow(x),
+                row_errors = score_only)
   }
   several <- length(path$lambda) > 1L || (is.null(path$lambda) && path$nlambda > 1L)
   if (score_only && thin && several) {
@@ -148,6 +155,7 @@ select_lengthscale <- function(m, fit_rows, after = NULL) {
   }
   lambda_best <- numeric()
   best_fit <- NULL
+  best_errors <- NULL
   best_score <- Inf
   crit <- NULL
   walk <- lengthscale_walk(function(j) {
@@ -156,8 +164,10 @@ select_lengthscale <- function(m, fit_rows, after = NULL) {
     g <- if (crit == "LOO") f$loo else f$gcv
     g <- if (is.matrix(g)) rowSums(g) else g
     lambda_best <<- c(lambda_best, f$lambda_best)
-    if (length(sub) == n && g[f$best] < best_score) {
-      best_fit <<- f
+    if (g[f$best] < best_score) {
+      best_errors <<- f$loo_row_errors
+      f$loo_row_errors <- NULL
+      if (length(sub) == n) best_fit <<- f
       best_score <<- g[f$best]
     }
     g[f$best]
@@ -169,5 +179,5 @@ select_lengthscale <- function(m, fit_rows, after = NULL) {
   scored <- !is.null(best_fit) && is.null(best_fit$normal$A)
   list(best = walk$best, rows = length(sub), median = m$median, criterion = crit,
        table = table, fit = if (length(sub) == n && !scored) best_fit else NULL,
-       eig = if (scored) best_fit$eigen else NULL, subset = sub)
+       eig = if (scored) best_fit$eigen else NULL, subset = sub, errors = best_errors)
 }

@@ -176,14 +176,6 @@ test_that("ard is reproducible under set.seed() and across thread counts", {
   expect_identical(coef(a), coef(b))
 })
 
-test_that("the acceptance rule keeps ARD only when no worse", {
-  keep <- rff:::ard_keep
-  expect_true(keep(1, 1))
-  expect_true(keep(0.9, 1))
-  expect_false(keep(1.1, 1))
-  expect_false(keep(NaN, 1))
-})
-
 test_that("ard on a formula with factors, and with weights", {
   set.seed(6)
   d <- data.frame(y = rnorm(80), u = runif(80), g = factor(sample(letters[1:3], 80, TRUE)))
