@@ -60,6 +60,7 @@ progress_call <- function(show, what) {
   d$shown <- 0
   d$label <- ""
   d$stack <- list()
+  d$ids <- 0
   d$out <- progress_output(1000L)
   d$last <- -Inf
   progress_state$call <- d
@@ -116,7 +117,8 @@ progress_stage <- function(label, units = NULL, show = FALSE, share = 1) {
     span <- share * max(parent$from + parent$span - from, 0)
     full <- paste(parent$full, label, sep = ": ")
   }
-  id <- paste0("s", d$ids <- (if (is.null(d$ids)) 0 else d$ids) + 1)
+  d$ids <- d$ids + 1
+  id <- paste0("s", d$ids)
   d$stack[[depth + 1L]] <- list(id = id, from = from, span = span, full = full)
   d$label <- full
   progress_render(d)
@@ -160,13 +162,8 @@ format_seconds <- function(s) {
 # text line on the console. `update(v, msg)` with v non-decreasing.
 progress_output <- function(max) {
   if (progress_backend() == "progressr") {
-    p <- progressr::progressor(steps = max, on_exit = FALSE)
-    at <- 0
-    return(list(update = function(v, msg) {
-      p(message = msg, amount = max(v - at, 0))
-      at <<- max(at, v)
-      invisible(NULL)
-    }, close = function() p(type = "finish")))
+    p <- progressr_steps(max)
+    return(list(update = p$set, close = p$close))
   }
   width <- 0L
   started <- FALSE
@@ -196,17 +193,22 @@ progress_output <- function(max) {
 # else it is a text bar.
 progress_bar <- function(show, max) {
   if (!isTRUE(show)) return(list(set = function(v) invisible(NULL), close = function() invisible(NULL)))
-  if (progress_backend() == "progressr") {
-    p <- progressr::progressor(steps = max, on_exit = FALSE)
-    at <- 0
-    return(list(set = function(v) {
-      if (v > at) p(amount = v - at)
-      at <<- max(at, v)
-      invisible(NULL)
-    }, close = function() p(type = "finish")))
-  }
+  if (progress_backend() == "progressr") return(progressr_steps(max))
   pb <- utils::txtProgressBar(min = 0, max = max, style = 3)
   list(set = function(v) utils::setTxtProgressBar(pb, v), close = function() close(pb))
+}
+
+# A progressr progression of `max` steps: `set(v, msg)` moves it to v
+# (non-decreasing; progressr takes the steps since the last call) with the
+# message `msg` (NULL: none), `close()` finishes it.
+progressr_steps <- function(max) {
+  p <- progressr::progressor(steps = max, on_exit = FALSE)
+  at <- 0
+  list(set = function(v, msg = NULL) {
+    if (v > at || !is.null(msg)) p(message = msg, amount = max(v - at, 0))
+    at <<- max(at, v)
+    invisible(NULL)
+  }, close = function() p(type = "finish"))
 }
 
 # "progressr" or "txt": option rff.progress ("auto", the default, is
