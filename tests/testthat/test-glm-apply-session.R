@@ -219,9 +219,11 @@ test_that("on a PSOCK cluster each chunk is read once for the whole fit, CV incl
   dat <- fault_chunks()
   on.exit(unlink(dat$dir, recursive = TRUE), add = TRUE)
   m <- rff_map(2, D = 20, lengthscale = 1)
-  log <- file.path(dat$dir, "reads.log")
+  log <- file.path(dat$dir, "reads")
+  # one log file per worker process: appends of two processes to one file
+  # could interleave within a line
   counted <- function(f, log) {
-    cat(basename(f), "\n", file = log, append = TRUE)
+    cat(basename(f), "\n", file = paste0(log, "-", Sys.getpid(), ".log"), append = TRUE)
     readRDS(f)
   }
   cl <- parallel::makeCluster(2)
@@ -229,7 +231,9 @@ test_that("on a PSOCK cluster each chunk is read once for the whole fit, CV incl
   libs <- c(normalizePath(dirname(find.package("rff"))), .libPaths())
   parallel::clusterCall(cl, function(p) invisible(.libPaths(p)), libs)
   fit <- rff_glm_apply(dat$files, counted, m, lambda = c(1e-1, 1e-2), cluster = cl, log = log)
-  reads <- table(trimws(readLines(log)))
+  logs <- list.files(dat$dir, "^reads-[0-9]+[.]log$", full.names = TRUE)
+  expect_length(logs, 2L)
+  reads <- table(trimws(unlist(lapply(logs, readLines))))
   expect_equal(as.vector(reads), rep(1L, 4))
   expect_equal(names(reads), basename(dat$files))
   expect_true(fit$passes > 10)
