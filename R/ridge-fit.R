@@ -20,14 +20,21 @@ ridge_path_fit <- function(sys, stats, path, loo = NULL, features = NULL) {
   lambda <- lambda_values(path, sys$A, sys$w, sys$trace)
   eig <- if (!is.null(features) && length(lambda) > 1L) {
     e <- features$eig
+    rows <- isTRUE(loo$rows_are_features)
     if (is.null(e)) {
-      e <- thin_eigen(features$Z, sys$zbar, features$w, rows = isTRUE(loo$rows_are_features),
-                      threads = features$threads)
+      e <- thin_eigen(features$Z, sys$zbar, features$w, rows = rows,
+                      threads = features$threads, vectors = FALSE)
     }
     if (is.null(e$vectors) && !is.null(sys$A)) {
-      # a scored eigenproblem handed on: the coefficients need its vectors
-      e$vectors <- thin_vectors(weighted_centred(features$Z, sys$zbar, features$w), e$left,
-                                e$values, features$threads)
+      # the coefficients from the features (solve_path()), without the D x r
+      # vectors, unless leave-one-out streams other rows through them
+      Zc <- weighted_centred(features$Z, sys$zbar, features$w)
+      if (!is.null(loo) && !rows) {
+        e$vectors <- thin_vectors(Zc, e$left, e$values, features$threads)
+      } else {
+        e$features <- Zc
+        e$threads <- features$threads
+      }
       e$u <- NULL
     }
     e
