@@ -41,3 +41,78 @@ test_that("a thin path's coefficients from its features equal the D x D eigen so
   ref <- rff:::solve_path(rff:::normal_equations(rff_stats(x, y[, 1], map = m)), lambda)
   expect_equal(unname(fit$coefficients), matrix(ref$beta, D), tolerance = 1e-7)
 })
+
+test_that("\"auto\" scores its candidates on the map's first features between 400 and 2,000 rows", {
+  m <- rff_map(3, D = 1000)
+  sub <- rff:::auto_score_map(m, 401)
+  expect_identical(sub$D, 400L)
+  expect_identical(sub$omega, m$omega[, 1:200])
+  expect_identical(rff:::auto_score_map(m, 400), m)
+  expect_identical(rff:::auto_score_map(m, 2001), m)
+  m4 <- rff_map(3, D = 400)
+  expect_identical(rff:::auto_score_map(m4, 1000), m4)
+  ph <- rff_map(3, D = 1000, variant = "phase")
+  expect_identical(rff:::auto_score_map(ph, 500)$phase, ph$phase[1:400])
+  ny <- rff_map(3, D = 500, sampler = "nystrom", landmarks = matrix(rnorm(1500), 500))
+  expect_identical(rff:::auto_score_map(ny, 1000), ny)
+})
+
+test_that("\"auto\" on 401 to 2,000 rows: candidates scored on 400 features, the winner fitted on all", {
+  set.seed(62)
+  n <- 450
+  x <- matrix(rnorm(n * 2), n, 2)
+  y <- sin(2 * x[, 1]) + x[, 2] + rnorm(n, sd = 0.3)
+  set.seed(63)
+  fit <- rff_ridge(x, y, progress = FALSE)
+  s <- fit$lengthscale_search
+  expect_identical(fit$map$D, 1000L)
+  expect_identical(s$features, 400L)
+  chosen <- s$table$lengthscale[s$best]
+  expect_identical(fit$map$lengthscale, chosen)
+  # the base draws of the search: the map at lengthscale 1 from the same seed
+  set.seed(63)
+  base <- rff_map(2, D = 1000, lengthscale = 1)
+  expect_identical(rff:::rescale_map(base, chosen)$omega, fit$map$omega)
+  # each candidate's score: the smallest LOO error of the path on the first
+  # 400 features of the same draws
+  for (k in seq_len(nrow(s$table))) {
+    l <- s$table$lengthscale[k]
+    f <- rff_ridge(x, y, map = rff:::rescale_map(rff:::ard_submap(base, 400L), l),
+                   progress = FALSE)
+    expect_equal(s$table$loo[k], min(f$loo), tolerance = 1e-10)
+    expect_equal(s$table$lambda[k], f$lambda_best)
+  }
+  # the fit: the whole map at the chosen lengthscale, its own lambda by LOO
+  ref <- rff_ridge(x, y, map = rff:::rescale_map(base, chosen), progress = FALSE)
+  expect_identical(fit$coefficients, ref$coefficients)
+  expect_identical(fit$loo, ref$loo)
+  expect_identical(fit$lambda_best, ref$lambda_best)
+  # below 401 rows: the whole map, as before
+  set.seed(63)
+  small <- rff_ridge(x[1:200, ], y[1:200], progress = FALSE)
+  expect_identical(small$lengthscale_search$features, 1000L)
+})
+
+test_that("\"ard\" on 401 to 2,000 rows is scored on the isotropic candidates' features", {
+  set.seed(64)
+  n <- 420
+  x <- matrix(rnorm(n * 3), n, 3)
+  y <- sin(2 * x[, 1]) + rnorm(n, sd = 0.1)
+  set.seed(65)
+  fit <- rff_ridge(x, y, lengthscale = "ard", progress = FALSE)
+  s <- fit$lengthscale_search
+  expect_identical(s$features, 400L)
+  set.seed(65)
+  base <- rff_map(3, D = 1000, lengthscale = 1)
+  ard <- rff_ridge(x, y, map = rff:::rescale_map(rff:::ard_submap(base, 400L),
+                                                 unname(s$ard$lengthscale)),
+                   progress = FALSE)
+  expect_equal(s$ard$score, min(ard$loo), tolerance = 1e-10)
+  # the inputs 2 and 3 are noise: the ARD lengthscales are kept, and the
+  # fit uses them with all the features
+  expect_true(s$ard$kept)
+  expect_identical(fit$map$D, 1000L)
+  ref <- rff_ridge(x, y, map = rff:::rescale_map(base, unname(s$ard$lengthscale)),
+                   progress = FALSE)
+  expect_identical(fit$coefficients, ref$coefficients)
+})
