@@ -87,6 +87,11 @@ test_that("\"auto\" on 401 to 2,000 rows: candidates scored on 400 features, the
   expect_identical(fit$coefficients, ref$coefficients)
   expect_identical(fit$loo, ref$loo)
   expect_identical(fit$lambda_best, ref$lambda_best)
+  # the same search and fit on one thread
+  set.seed(63)
+  one <- rff_ridge(x, y, threads = 1L, progress = FALSE)
+  expect_identical(one$lengthscale_search$table, s$table)
+  expect_identical(one$coefficients, fit$coefficients)
   # below 401 rows: the whole map, as before
   set.seed(63)
   small <- rff_ridge(x[1:200, ], y[1:200], progress = FALSE)
