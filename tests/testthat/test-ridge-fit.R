@@ -87,6 +87,7 @@ test_that("\"auto\" on 401 to 2,000 rows: candidates scored on 400 features, the
   expect_identical(fit$coefficients, ref$coefficients)
   expect_identical(fit$loo, ref$loo)
   expect_identical(fit$lambda_best, ref$lambda_best)
+  expect_output(print(fit), "candidates scored on the first 400 of the 1000 features", fixed = TRUE)
   # the same search and fit on one thread
   set.seed(63)
   one <- rff_ridge(x, y, threads = 1L, progress = FALSE)
@@ -96,6 +97,7 @@ test_that("\"auto\" on 401 to 2,000 rows: candidates scored on 400 features, the
   set.seed(63)
   small <- rff_ridge(x[1:200, ], y[1:200], progress = FALSE)
   expect_identical(small$lengthscale_search$features, 1000L)
+  expect_false(any(grepl("candidates scored", capture.output(print(small)))))
 })
 
 test_that("\"ard\" on 401 to 2,000 rows is scored on the isotropic candidates' features", {
