@@ -144,9 +144,12 @@ ridge_rows_fit <- function(m, map, rows, path, intercept, chunk_size, threads, c
 # `fit_rows(map, rows, score_only = TRUE)`; the one whose path reaches the
 # smallest criterion (LOO or GCV) wins. On more than 10,000 rows the
 # candidates are scored on a random subsample (auto_rows()) and the winner
-# is refitted on all rows; otherwise its fit is returned as `fit`, or, when
-# it was scored from its features alone (fewer rows than features), its
-# eigenproblem as `eig` for the refit. `subset`: the rows scored.
+# is refitted on all rows; on 401 to 2,000 rows they are scored on the
+# map's first features (auto_score_map(); `features`: how many) and the
+# winner is refitted with all of them; otherwise its fit is returned as
+# `fit`, or, when it was scored from its features alone (fewer rows than
+# features), its eigenproblem as `eig` for the refit. `subset`: the rows
+# scored.
 select_lengthscale <- function(m, fit_rows, after = NULL) {
   n <- nrow(m$x)
   # sized for the 7 candidates of a walk that ends 4 steps from the start
