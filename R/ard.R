@@ -220,7 +220,8 @@ ard_select <- function(m, search, fit_rows, intercept, chunk_size, threads) {
   ard <- ard_optimize(m, search$table$lengthscale[best], search$table$lambda[best],
                       intercept, chunk_size, threads)
   sub <- search$subset
-  f <- fit_rows(rescale_map(m$map, unname(ard$lengthscale)), sub, score_only = TRUE)
+  score_map <- if (is.null(search$features)) m$map else ard_submap(m$map, search$features)
+  f <- fit_rows(rescale_map(score_map, unname(ard$lengthscale)), sub, score_only = TRUE)
   g <- if (f$criterion == "LOO") f$loo else f$gcv
   g <- if (is.matrix(g)) rowSums(g) else g
   ard$score <- g[f$best]
@@ -229,7 +230,7 @@ ard_select <- function(m, search, fit_rows, intercept, chunk_size, threads) {
   ard$kept <- ard_keep(ard$score, ard$score_isotropic, ard$z)
   f$loo_row_errors <- NULL
   if (ard$kept) {
-    full <- length(sub) == nrow(m$x)
+    full <- length(sub) == nrow(m$x) && score_map$D == m$map$D
     scored <- is.null(f$normal$A)
     search$fit <- if (full && !scored) f else NULL
     search$eig <- if (full && scored) f$eigen else NULL

@@ -90,8 +90,10 @@
 #' the candidates by
 #' the leave-one-out error of ridge regression of the class indicators
 #' (binomial, multinomial) or the counts (Poisson) on the features, on a
-#' random subsample of at most 5,000 rows; the candidates rescale the same
-#' draws. `"median"` uses the median heuristic and a number is used as given.
+#' random subsample of at most 5,000 rows (on 401 to 2,000 rows, on the
+#' map's first 400 features, as in [rff_ridge()]); the candidates rescale
+#' the same draws. `"median"` uses the median heuristic and a number is used
+#' as given.
 #' [rff_cv()] with a `family` compares lengthscales by cross-validation of
 #' the deviance instead.
 #'

@@ -29,6 +29,9 @@ cat_model_lines <- function(x, digits) {
                 if (is.null(s$median)) "" else sprintf(
                   " (median heuristic %s x %s)", fmt(s$median, digits),
                   paste(format(round(s$table$multiple[iso], 2)), collapse = ", "))))
+    if (!is.null(s$features) && s$features < x$map$D) {
+      cat(sprintf("  candidates scored on the first %d of the %d features\n", s$features, x$map$D))
+    }
   }
   a <- s$ard
   if (!is.null(a)) {

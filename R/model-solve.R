@@ -84,8 +84,14 @@ solve_path <- function(sys, lambda, eig = NULL) {
     check_psd(e$values)
     s <- pmax(e$values, 0)
     V <- e$vectors
-    # no vectors: a path scored from its thin eigenproblem (thin_scores())
-    u <- if (is.null(V)) e$u else crossprod(V, sys$b)
+    # a thin eigenproblem with its features M = W^1/2 Zc and no vectors
+    # V = M'U S^-1/2 (D x r): the path's coefficients are M' (U S^-1/2
+    # diag(1 / (s + n lambda)) u), D x L for each response instead of D x r
+    thin <- is.null(V) && !is.null(e$features)
+    # no vectors nor features: a path scored from its thin eigenproblem
+    # (thin_scores()); u = V'b = S^-1/2 U' M b
+    u <- if (thin) crossprod(e$left, e$features %*% sys$b) / sqrt(s) else
+      if (is.null(V)) e$u else crossprod(V, sys$b)
     for (i in seq_len(L)) {
       den <- s + n * lambda[i]
       if (any(den <= 0)) singular_abort(lambda[i])
@@ -94,13 +100,21 @@ solve_path <- function(sys, lambda, eig = NULL) {
       df[i] <- sum(s * w)
       rss[i, ] <- sys$yy - colSums(u^2 * (w^2 * (s + 2 * n * lambda[i])))
     }
+    if (thin) {
+      G <- 1 / outer(s, n * lambda, `+`)
+      for (r in seq_len(q)) {
+        C <- e$left %*% ((u[, r] / sqrt(s)) * G)
+        beta[, r, ] <- .Call(C_rff_ridge_thin_products, e$features, C, e$threads)
+      }
+    }
   }
   rss <- pmax(rss, 0)
   eig <- if (L > 1L) list(values = s, vectors = V, u = u, rows = e$rows) else NULL
   intercept <- matrix(0, q, L)
+  if (L == 1L) thin <- FALSE
   if (!is.null(sys$zbar)) {
     # a path scored without its vectors has no coefficients, nor intercepts
-    if (method == "cholesky" || !is.null(V)) {
+    if (method == "cholesky" || !is.null(V) || thin) {
       for (i in seq_len(L)) {
         intercept[, i] <- sys$ybar - drop(crossprod(matrix(beta[, , i], D, q), sys$zbar))
       }

@@ -20,14 +20,21 @@ ridge_path_fit <- function(sys, stats, path, loo = NULL, features = NULL) {
   lambda <- lambda_values(path, sys$A, sys$w, sys$trace)
   eig <- if (!is.null(features) && length(lambda) > 1L) {
     e <- features$eig
+    rows <- isTRUE(loo$rows_are_features)
     if (is.null(e)) {
-      e <- thin_eigen(features$Z, sys$zbar, features$w, rows = isTRUE(loo$rows_are_features),
-                      threads = features$threads)
+      e <- thin_eigen(features$Z, sys$zbar, features$w, rows = rows,
+                      threads = features$threads, vectors = FALSE)
     }
     if (is.null(e$vectors) && !is.null(sys$A)) {
-      # a scored eigenproblem handed on: the coefficients need its vectors
-      e$vectors <- thin_vectors(weighted_centred(features$Z, sys$zbar, features$w), e$left,
-                                e$values, features$threads)
+      # the coefficients from the features (solve_path()), without the D x r
+      # vectors, unless leave-one-out streams other rows through them
+      Zc <- weighted_centred(features$Z, sys$zbar, features$w)
+      if (!is.null(loo) && !rows) {
+        e$vectors <- thin_vectors(Zc, e$left, e$values, features$threads)
+      } else {
+        e$features <- Zc
+        e$threads <- features$threads
+      }
       e$u <- NULL
     }
     e
@@ -137,9 +144,12 @@ ridge_rows_fit <- function(m, map, rows, path, intercept, chunk_size, threads, c
 # `fit_rows(map, rows, score_only = TRUE)`; the one whose path reaches the
 # smallest criterion (LOO or GCV) wins. On more than 10,000 rows the
 # candidates are scored on a random subsample (auto_rows()) and the winner
-# is refitted on all rows; otherwise its fit is returned as `fit`, or, when
-# it was scored from its features alone (fewer rows than features), its
-# eigenproblem as `eig` for the refit. `subset`: the rows scored.
+# is refitted on all rows; on 401 to 2,000 rows they are scored on the
+# map's first features (auto_score_map(); `features`: how many) and the
+# winner is refitted with all of them; otherwise its fit is returned as
+# `fit`, or, when it was scored from its features alone (fewer rows than
+# features), its eigenproblem as `eig` for the refit. `subset`: the rows
+# scored.
 select_lengthscale <- function(m, fit_rows, after = NULL) {
   n <- nrow(m$x)
   # sized for the 7 candidates of a walk that ends 4 steps from the start
@@ -147,10 +157,13 @@ select_lengthscale <- function(m, fit_rows, after = NULL) {
   sub <- if (nsub < n) sort(sample.int(n, nsub)) else seq_len(n)
   if (!is.null(m$weights) && !any(m$weights[sub] > 0)) sub <- seq_len(n)
   D <- m$map$D
+  score_map <- auto_score_map(m$map, length(sub))
+  reduced <- score_map$D < D
   # the progress plan after the search: the refit on all rows (after a
-  # subsample), the eigenvectors of a scored dual problem, or the fitted values
+  # subsample or on fewer features), the eigenvectors of a scored dual
+  # problem, or the fitted values
   if (is.null(after)) {
-    after <- if (length(sub) < n) ridge_cost(n, D) else if (n <= D) as.double(n)^2 * D else
+    after <- if (length(sub) < n || reduced) ridge_cost(n, D) else if (n <= D) as.double(n)^2 * D else
       as.double(n) * D
   }
   lambda_best <- numeric()
@@ -159,7 +172,7 @@ select_lengthscale <- function(m, fit_rows, after = NULL) {
   best_score <- Inf
   crit <- NULL
   walk <- lengthscale_walk(function(j) {
-    f <- fit_rows(rescale_map(m$map, m$median * 2^(j / 2)), sub, score_only = TRUE)
+    f <- fit_rows(rescale_map(score_map, m$median * 2^(j / 2)), sub, score_only = TRUE)
     crit <<- f$criterion
     g <- if (crit == "LOO") f$loo else f$gcv
     g <- if (is.matrix(g)) rowSums(g) else g
@@ -171,13 +184,37 @@ select_lengthscale <- function(m, fit_rows, after = NULL) {
       best_score <<- g[f$best]
     }
     g[f$best]
-  }, ridge_cost(length(sub), D), after)
+  }, ridge_cost(length(sub), score_map$D), after)
   table <- search_table(as.list(m$median * 2^(walk$steps / 2)), 2^(walk$steps / 2),
                         lambda_best[walk$order], walk$score, tolower(crit))
   # a fit scored from the features alone is refitted with its statistics,
   # without solving its eigenproblem again
   scored <- !is.null(best_fit) && is.null(best_fit$normal$A)
-  list(best = walk$best, rows = length(sub), median = m$median, criterion = crit,
-       table = table, fit = if (length(sub) == n && !scored) best_fit else NULL,
+  if (reduced) best_fit <- NULL
+  list(best = walk$best, rows = length(sub), features = score_map$D, median = m$median,
+       criterion = crit, table = table,
+       fit = if (length(sub) == n && !scored) best_fit else NULL,
        eig = if (scored) best_fit$eigen else NULL, subset = sub, errors = best_errors)
 }
+
+# The map on which lengthscale = "auto" scores its candidates from n rows:
+# for more than `features` rows and at most `max_rows`, the map's first
+# `features` features (ard_submap(): the same draws, so the same kernel,
+# estimated less finely), whose eigenproblem is features x features
+# instead of min(n, D) x min(n, D); otherwise, and for maps not made of
+# random frequencies, the map itself. Only the candidates' scores change:
+# the winner is fitted with all D features.
+auto_score_map <- function(map, n, features = auto_features, max_rows = auto_features_rows) {
+  if (!ard_map_ok(map$kernel, map$sampler) || map$D <= features || n <= features ||
+      n > max_rows) {
+    return(map)
+  }
+  ard_submap(map, features)
+}
+
+# Features on which "auto" scores its candidates (auto_score_map()), and the
+# most rows for which it does: measured on the data sets of
+# bench/defaults.R and bench/ard.R (bench/RESULTS-defaults.md); beyond
+# them the choice is left to the full map.
+auto_features <- 400L
+auto_features_rows <- 2000L

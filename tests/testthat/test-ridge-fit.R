@@ -1,0 +1,126 @@
+# The shortcuts of the ridge fits from rows (R/ridge-fit.R) and of their
+# thin path (solve_path() in R/model-solve.R), against the slow computations
+# they replace.
+
+test_that("a thin path's coefficients from its features equal the D x D eigen solve and base R", {
+  # fewer rows than features: the path is solved from the n x n problem and
+  # its coefficients are M'(U S^-1/2 diag(1 / (s + W lambda)) u), without
+  # the D x r eigenvectors; the reference solves the D x D problem
+  set.seed(61)
+  n <- 30
+  D <- 80
+  x <- matrix(rnorm(n * 2), n, 2)
+  y <- cbind(a = sin(2 * x[, 1]) + rnorm(n, sd = 0.2), b = x[, 2]^2)
+  lambda <- c(1e-1, 1e-3, 1e-5)
+  m <- rff_map(2, D = D, lengthscale = 1.1)
+  Z <- unclass(rff_features(x, map = m))[, ]
+  for (w in list(NULL, runif(n, 0.2, 3))) {
+    st <- rff_stats(x, y, map = m, weights = w)
+    sys <- rff:::normal_equations(st)
+    ref <- rff:::solve_path(sys, lambda)
+    e <- rff:::thin_eigen(Z, sys$zbar, w, vectors = FALSE)
+    e$features <- rff:::weighted_centred(Z, sys$zbar, w)
+    e$threads <- 1L
+    p <- rff:::solve_path(sys, lambda, e)
+    expect_equal(p$beta, ref$beta, tolerance = 1e-7)
+    expect_equal(p$intercept, ref$intercept, tolerance = 1e-7)
+    expect_equal(p$df, ref$df, tolerance = 1e-8)
+    expect_equal(p$rss, ref$rss, tolerance = 1e-8)
+    e$threads <- 2L
+    expect_identical(rff:::solve_path(sys, lambda, e)$beta, p$beta)
+    # base R: (Zc'WZc + W lambda I)^-1 Zc'W yc at the middle lambda
+    ww <- if (is.null(w)) rep(1, n) else w
+    W <- sum(ww)
+    Zc <- Z - rep(colSums(Z * ww) / W, each = n)
+    yc <- y - rep(colSums(y * ww) / W, each = n)
+    b <- solve(crossprod(Zc * ww, Zc) + W * lambda[2] * diag(D), crossprod(Zc * ww, yc))
+    expect_equal(p$beta[, , 2], b, tolerance = 1e-7, ignore_attr = TRUE)
+  }
+  # and a default fit on fewer rows than features agrees with its D x D solve
+  fit <- rff_ridge(x, y[, 1], lambda = lambda, map = m, standardize = FALSE, progress = FALSE)
+  ref <- rff:::solve_path(rff:::normal_equations(rff_stats(x, y[, 1], map = m)), lambda)
+  expect_equal(unname(fit$coefficients), matrix(ref$beta, D), tolerance = 1e-7)
+})
+
+test_that("\"auto\" scores its candidates on the map's first features between 400 and 2,000 rows", {
+  m <- rff_map(3, D = 1000)
+  sub <- rff:::auto_score_map(m, 401)
+  expect_identical(sub$D, 400L)
+  expect_identical(sub$omega, m$omega[, 1:200])
+  expect_identical(rff:::auto_score_map(m, 400), m)
+  expect_identical(rff:::auto_score_map(m, 2001), m)
+  m4 <- rff_map(3, D = 400)
+  expect_identical(rff:::auto_score_map(m4, 1000), m4)
+  ph <- rff_map(3, D = 1000, variant = "phase")
+  expect_identical(rff:::auto_score_map(ph, 500)$phase, ph$phase[1:400])
+  ny <- rff_map(3, D = 500, sampler = "nystrom", landmarks = matrix(rnorm(1500), 500))
+  expect_identical(rff:::auto_score_map(ny, 1000), ny)
+})
+
+test_that("\"auto\" on 401 to 2,000 rows: candidates scored on 400 features, the winner fitted on all", {
+  set.seed(62)
+  n <- 450
+  x <- matrix(rnorm(n * 2), n, 2)
+  y <- sin(2 * x[, 1]) + x[, 2] + rnorm(n, sd = 0.3)
+  set.seed(63)
+  fit <- rff_ridge(x, y, progress = FALSE)
+  s <- fit$lengthscale_search
+  expect_identical(fit$map$D, 1000L)
+  expect_identical(s$features, 400L)
+  chosen <- s$table$lengthscale[s$best]
+  expect_identical(fit$map$lengthscale, chosen)
+  # the base draws of the search: the map at lengthscale 1 from the same seed
+  set.seed(63)
+  base <- rff_map(2, D = 1000, lengthscale = 1)
+  expect_identical(rff:::rescale_map(base, chosen)$omega, fit$map$omega)
+  # each candidate's score: the smallest LOO error of the path on the first
+  # 400 features of the same draws
+  for (k in seq_len(nrow(s$table))) {
+    l <- s$table$lengthscale[k]
+    f <- rff_ridge(x, y, map = rff:::rescale_map(rff:::ard_submap(base, 400L), l),
+                   progress = FALSE)
+    expect_equal(s$table$loo[k], min(f$loo), tolerance = 1e-10)
+    expect_equal(s$table$lambda[k], f$lambda_best)
+  }
+  # the fit: the whole map at the chosen lengthscale, its own lambda by LOO
+  ref <- rff_ridge(x, y, map = rff:::rescale_map(base, chosen), progress = FALSE)
+  expect_identical(fit$coefficients, ref$coefficients)
+  expect_identical(fit$loo, ref$loo)
+  expect_identical(fit$lambda_best, ref$lambda_best)
+  expect_output(print(fit), "candidates scored on the first 400 of the 1000 features", fixed = TRUE)
+  # the same search and fit on one thread
+  set.seed(63)
+  one <- rff_ridge(x, y, threads = 1L, progress = FALSE)
+  expect_identical(one$lengthscale_search$table, s$table)
+  expect_identical(one$coefficients, fit$coefficients)
+  # below 401 rows: the whole map, as before
+  set.seed(63)
+  small <- rff_ridge(x[1:200, ], y[1:200], progress = FALSE)
+  expect_identical(small$lengthscale_search$features, 1000L)
+  expect_false(any(grepl("candidates scored", capture.output(print(small)))))
+})
+
+test_that("\"ard\" on 401 to 2,000 rows is scored on the isotropic candidates' features", {
+  set.seed(64)
+  n <- 420
+  x <- matrix(rnorm(n * 4), n, 4)
+  y <- sin(2 * x[, 1]) + rnorm(n, sd = 0.2)
+  set.seed(65)
+  fit <- rff_ridge(x, y, lengthscale = "ard", progress = FALSE)
+  s <- fit$lengthscale_search
+  expect_identical(s$features, 400L)
+  set.seed(65)
+  base <- rff_map(4, D = 1000, lengthscale = 1)
+  ard <- rff_ridge(x, y, map = rff:::rescale_map(rff:::ard_submap(base, 400L),
+                                                 unname(s$ard$lengthscale)),
+                   progress = FALSE)
+  expect_equal(s$ard$score, min(ard$loo), tolerance = 1e-10)
+  # the inputs 2 to 4 are noise: the ARD lengthscales are kept (paired z
+  # about -5.6 against the rule's -3), and the fit uses them with all the
+  # features
+  expect_true(s$ard$kept)
+  expect_identical(fit$map$D, 1000L)
+  ref <- rff_ridge(x, y, map = rff:::rescale_map(base, unname(s$ard$lengthscale)),
+                   progress = FALSE)
+  expect_identical(fit$coefficients, ref$coefficients)
+})
