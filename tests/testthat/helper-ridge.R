@@ -93,3 +93,11 @@ map_at <- function(base, l) {
   base$lengthscale <- l
   base
 }
+
+# A regression problem of n rows and d inputs (test-ridge*.R).
+make_data <- function(n = 200, d = 3, seed = 1) {
+  set.seed(seed)
+  x <- matrix(rnorm(n * d), n, d)
+  y <- sin(x[, 1]) + x[, 2]^2 / 2 + rnorm(n, sd = 0.2)
+  list(x = x, y = y)
+}

@@ -1,0 +1,123 @@
+# rff_glm() on fewer rows than features: the problem solved in the span of
+# its rows, and the L-BFGS in C against the R code (glm_data(): helper-glm.R).
+
+test_that("a problem solved in the span of its rows has the C pass's loss, gradient and eta", {
+  set.seed(31)
+  n <- 40
+  x <- matrix(rnorm(2 * n), n, 2)
+  m <- rff_map(2, D = 120, lengthscale = 1)
+  w <- runif(n)
+  cases <- list(binomial = list(y = as.double(x[, 1] > 0), K = 1L, off = matrix(0.3, n, 1L)),
+                poisson = list(y = as.double(rpois(n, 2)), K = 1L, off = matrix(-0.2, n, 1L)),
+                multinomial = list(y = sample(1:3, n, TRUE), K = 3L, off = NULL))
+  for (fam in names(cases)) {
+    cs <- cases[[fam]]
+    full <- rff:::glm_problem(x, cs$y, fam, cs$K, cs$off, w, m, 256L, 1L, Inf)
+    red <- rff:::glm_problem(x, cs$y, fam, cs$K, cs$off, w, m, 256L, 1L, Inf, reduce = TRUE)
+    expect_null(full$basis)
+    V <- red$basis
+    r <- ncol(V)
+    expect_true(nrow(V) == 120L && r <= n && r > n / 2)
+    expect_identical(red$D, r)
+    # an orthonormal basis of the rows' span, and the rows in it
+    expect_equal(crossprod(V), diag(r), tolerance = 1e-13)
+    expect_equal(red$Z, full$Z %*% V, tolerance = 1e-13)
+    expect_equal(full$Z %*% tcrossprod(V), full$Z, tolerance = 1e-6)
+    theta <- rbind(rnorm(cs$K), matrix(rnorm(r * cs$K, sd = 0.3), r, cs$K))
+    a <- rff:::glm_pass(red, theta, red$w)
+    lifted <- rff:::lift_coef(array(theta, c(dim(theta), 1L)), V)
+    expect_identical(dim(lifted), c(121L, cs$K, 1L))
+    b <- rff:::glm_pass(full, matrix(lifted, 121L, cs$K), full$w)
+    expect_equal(a$loss, b$loss, tolerance = 1e-12)
+    if (fam == "poisson") {
+      # a row of weight zero adds nothing, even where its loss overflows (as in C)
+      w0 <- red$w
+      w0[1L] <- 0
+      red$offset[1L, 1L] <- full$offset[1L, 1L] <- 800
+      a0 <- rff:::glm_pass(red, theta, w0)
+      b0 <- rff:::glm_pass(full, matrix(lifted, 121L, cs$K), w0)
+      expect_true(is.finite(a0$loss) && all(is.finite(a0$grad)))
+      expect_equal(a0$loss, b0$loss, tolerance = 1e-12)
+      expect_equal(unname(a0$grad), unname(crossprod(V, b0$grad)), tolerance = 1e-10)
+    }
+    expect_equal(a$grad0, b$grad0, tolerance = 1e-12)
+    expect_equal(unname(a$eta), unname(b$eta), tolerance = 1e-12)
+    # the gradient in the span: V' times the features' gradient
+    expect_equal(unname(a$grad), unname(crossprod(V, b$grad)), tolerance = 1e-10)
+  }
+})
+
+test_that("fits in the span of the rows equal the streamed fits of the whole feature space", {
+  set.seed(32)
+  n <- 60
+  x <- matrix(rnorm(2 * n), n, 2)
+  y <- factor(ifelse(rowSums(x^2) > 1.4, "out", "in"))
+  m <- rff_map(2, D = 200, lengthscale = 1)
+  tight <- list(epsilon = 1e-12, maxit = 2000)
+  # cache_mb = 0 streams every pass over the D = 200 features; the default
+  # caches them and solves in the span of the 60 rows
+  streamed <- rff_glm(x, y, map = m, lambda = c(0.1, 0.01), standardize = FALSE,
+                      cache_mb = 0, control = tight, progress = FALSE, foldid = rep(1:3, 20))
+  cached <- rff_glm(x, y, map = m, lambda = c(0.1, 0.01), standardize = FALSE,
+                    control = tight, progress = FALSE, foldid = rep(1:3, 20))
+  expect_false(streamed$cached)
+  expect_true(cached$cached)
+  expect_equal(coef(cached, lambda = 0.01), coef(streamed, lambda = 0.01), tolerance = 1e-5)
+  expect_equal(cached$deviance, streamed$deviance, tolerance = 1e-8)
+  expect_equal(cached$cvm, streamed$cvm, tolerance = 1e-6)
+  expect_equal(predict(cached, x[1:5, ], type = "response"),
+               predict(streamed, x[1:5, ], type = "response"), tolerance = 1e-7)
+})
+
+test_that("the L-BFGS in C takes the R code's iterations, step for step", {
+  set.seed(33)
+  n <- 50
+  x <- matrix(rnorm(2 * n), n, 2)
+  m <- rff_map(2, D = 150, lengthscale = 1.2)
+  w <- runif(n)
+  w[1:5] <- 0
+  cases <- list(binomial = list(y = as.double(x[, 1] + rnorm(n) > 0), K = 1L, off = matrix(0.2, n, 1L)),
+                poisson = list(y = as.double(rpois(n, exp(x[, 2] / 2))), K = 1L, off = NULL),
+                multinomial = list(y = sample(1:3, n, TRUE), K = 3L, off = matrix(rnorm(3 * n, sd = 0.1), n)))
+  ctl <- list(epsilon = 1e-10, maxit = 200L)
+  for (fam in names(cases)) {
+    cs <- cases[[fam]]
+    prob <- rff:::glm_problem(x, cs$y, fam, cs$K, cs$off, w, m, 256L, 1L, Inf, reduce = TRUE)
+    theta0 <- matrix(0, prob$D + 1L, cs$K)
+    theta0[1L, ] <- rff:::glm_start(prob, prob$w)
+    P <- rff:::glm_precond(prob, theta0, 2L)
+    prob$Z <- prob$Z %*% P$vectors
+    prob$basis <- prob$basis %*% P$vectors
+    P$zbar <- drop(crossprod(P$vectors, P$zbar))
+    P$vectors <- NULL
+    th_c <- th_r <- rff:::to_inner(theta0, P$zbar)
+    mem_c <- mem_r <- NULL
+    # a fold's weights on the second lambda, the pairs carried over
+    for (i in 1:3) {
+      lam <- c(0.05, 0.005, 0.001)[i]
+      wi <- if (i == 2L) replace(w, 6:15, 0) else NULL
+      W <- sum(if (is.null(wi)) prob$w else wi)
+      rc <- rff:::lbfgs_lambda(prob, th_c, lam, P, wi, W, ctl, mem_c)
+      rr <- rff:::lbfgs_lambda(prob, th_r, lam, P, wi, W, ctl, mem_r, in_c = FALSE)
+      expect_identical(rc$iter, rr$iter)
+      expect_identical(rc$passes, rr$passes)
+      expect_true(rc$converged && rr$converged)
+      expect_equal(rc$th, rr$th, tolerance = 1e-9)
+      expect_equal(rc$cur$f, rr$cur$f, tolerance = 1e-12)
+      expect_equal(unname(rc$cur$g), unname(rr$cur$g), tolerance = 1e-6)
+      expect_equal(unname(rc$cur$eta), unname(rr$cur$eta), tolerance = 1e-9)
+      expect_equal(rc$cur$loss, rr$cur$loss, tolerance = 1e-12)
+      expect_identical(length(rc$mem$S), length(rr$mem$S))
+      expect_equal(rc$mem$Y, rr$mem$Y, tolerance = 1e-6)
+      th_c <- rc$th
+      th_r <- rr$th
+      mem_c <- rc$mem
+      mem_r <- rr$mem
+    }
+    # the objective at the C solution is stationary: its gradient, from the
+    # R pass, is below the tolerance the stopping rule implies
+    ev <- rff:::glm_eval(prob, th_c, 0.001, P, NULL, sum(prob$w))
+    expect_lt(max(abs(ev$g)), 1e-3)
+    expect_equal(ev$f, rc$cur$f, tolerance = 1e-12)
+  }
+})
