@@ -8,6 +8,24 @@
 # freedom) are estimated on.
 precond_rows <- function(n, D) min(n, max(2000L, D))
 
+# Whether keeping a map's features in memory for the passes of a GLM fit
+# beats computing them again on every pass. A cached row costs reading D
+# doubles back; featurizing it again costs, for each feature, the inner
+# product of the frequency with the input (d terms for "phase", d / 2 per
+# cosine and sine for "pair") and a cosine or a threshold. Measured
+# (bench/RESULTS-glm-apply.md): below `feature_cache_min_terms` terms per
+# feature the read costs as much as the featurization, and filling the
+# cache (once) more than the passes save. Nystrom and TensorSketch maps,
+# whose features cost much more, are always worth caching.
+features_cache_pays <- function(map) {
+  if (!is.matrix(map$omega) || !isTRUE(map$variant %in% c("pair", "phase"))) return(TRUE)
+  nrow(map$omega) * ncol(map$omega) / map$D >= feature_cache_min_terms
+}
+
+# Terms of the inner product per feature from which a cache pays (see
+# features_cache_pays()).
+feature_cache_min_terms <- 10
+
 # The problem of a fit: x in the kernel's units (n x d), the response y
 # (0/1, counts or class codes 1..K), offset (NULL or n x K), weights (NULL
 # or n), the map, and the features cached in memory when n * D doubles fit

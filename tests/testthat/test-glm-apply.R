@@ -219,3 +219,42 @@ test_that("a fit that does not converge warns; a fit survives saveRDS() and plot
   on.exit(grDevices::dev.off(), add = TRUE)
   expect_silent(plot(fit))
 })
+
+test_that("a worker caches features only when a feature costs at least 10 terms, and the cache changes nothing", {
+  # the rule, written out: Fourier and arc-cosine maps are cached from
+  # d = 20 inputs ("pair": a cosine and a sine share d terms) or d = 10
+  # ("phase"); Nystrom maps always
+  expected <- function(kind, d) switch(kind, pair = d >= 20, arccos = d >= 20,
+                                       phase = d >= 10, nystrom = TRUE)
+  cases <- list(c("pair", 3), c("pair", 19), c("pair", 20), c("phase", 9), c("phase", 10),
+                c("arccos", 3), c("arccos", 20), c("nystrom", 3))
+  for (cs in cases) {
+    kind <- cs[1L]
+    d <- as.integer(cs[2L])
+    dat <- write_glm_chunks(d = d, n_each = c(60, 50))
+    m <- switch(kind,
+      pair = rff_map(d, D = 40, lengthscale = 2),
+      phase = rff_map(d, D = 40, lengthscale = 2, variant = "phase"),
+      arccos = rff_map(d, D = 40, kernel = "arccos"),
+      nystrom = rff_map(d, D = 20, sampler = "nystrom", landmarks = dat$x[1:20, ]))
+    fit <- rff_glm_apply(dat$files, readRDS, m, lambda = 1e-2)
+    unlink(dat$dir, recursive = TRUE)
+    expect_identical(fit$cached, expected(kind, d), info = paste(kind, d))
+  }
+  # a cache that holds the first two chunks of four (0.1 MB; 40 features of
+  # 150 + 110 rows take 81 kB, the third would bring 126 kB) or none: the
+  # same fit to the last bit; all chunks (and then, in this process, the
+  # preconditioner's sample, all 570 rows, which is computed another way):
+  # the same to rounding
+  dat <- write_glm_chunks(d = 20)
+  on.exit(unlink(dat$dir, recursive = TRUE), add = TRUE)
+  m <- rff_map(20, D = 40, lengthscale = 4)
+  fits <- lapply(c(1024, 0.1, 0), function(mb) {
+    set.seed(3)
+    rff_glm_apply(dat$files, readRDS, m, lambda = 1e-3, cache_mb = mb, control = tight)
+  })
+  expect_identical(vapply(fits, `[[`, TRUE, "cached"), c(TRUE, FALSE, FALSE))
+  expect_identical(fits[[2L]]$coefficients, fits[[3L]]$coefficients)
+  expect_identical(fits[[2L]]$deviance, fits[[3L]]$deviance)
+  expect_equal(fits[[1L]]$coefficients, fits[[3L]]$coefficients, tolerance = 1e-10)
+})
