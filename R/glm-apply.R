@@ -62,16 +62,15 @@
 #' features (8 D bytes a row) while those fit in `cache_mb`, when caching
 #' them pays; otherwise every pass featurizes the kept rows again, in blocks
 #' of `chunk_size` rows. Caching pays when a feature costs more to compute
-#' than to read back from memory: the Fourier (and arc-cosine) features of a
-#' map are cached only when each is the inner product of at least 10 terms,
-#' that is d >= 20 inputs for `variant = "pair"` (a cosine and a sine share
-#' each frequency) and d >= 10 for `"phase"`; Nystrom and polynomial
-#' (TensorSketch) features always are. With fewer terms, reading the cached
-#' features on every pass takes as long as computing them again (and two
-#' workers on one machine share its memory bandwidth), so filling the cache
-#' costs a featurization of the cached rows and the first touch of its
-#' memory and saves nothing. Whether a chunk is cached does not change the
-#' result. A
+#' than to read back from memory, and enough more to repay filling the cache
+#' (a featurization and the first touch of its memory, about two passes):
+#' the Fourier features of a map are cached when d >= 20 for `variant =
+#' "pair"` (a cosine and a sine share each inner product of d terms) and
+#' d >= 5 for `"phase"`; arc-cosine, Nystrom and polynomial (TensorSketch)
+#' features always are. With fewer inputs, reading the cached features on
+#' every pass takes about as long as computing them again (and workers on
+#' one machine share its memory bandwidth), so filling the cache costs more
+#' than it saves. Whether a chunk is cached does not change the result. A
 #' worker that would keep more than `memory_mb` megabytes stops the fit with
 #' an error naming the chunk: use more workers or smaller chunks. This
 #' process holds O(chunks (D + 1) K) numbers per round and the

@@ -220,14 +220,14 @@ test_that("a fit that does not converge warns; a fit survives saveRDS() and plot
   expect_silent(plot(fit))
 })
 
-test_that("a worker caches features only when a feature costs at least 10 terms, and the cache changes nothing", {
-  # the rule, written out: Fourier and arc-cosine maps are cached from
-  # d = 20 inputs ("pair": a cosine and a sine share d terms) or d = 10
-  # ("phase"); Nystrom maps always
-  expected <- function(kind, d) switch(kind, pair = d >= 20, arccos = d >= 20,
-                                       phase = d >= 10, nystrom = TRUE)
-  cases <- list(c("pair", 3), c("pair", 19), c("pair", 20), c("phase", 9), c("phase", 10),
-                c("arccos", 3), c("arccos", 20), c("nystrom", 3))
+test_that("a worker caches Fourier features from d = 20 (\"pair\") or d = 5 (\"phase\"), others always; the cache changes nothing", {
+  # the rule, written out: a frequency costs d terms and a trig call worth
+  # 10, shared by 2 features ("pair") or by 1 ("phase"); cached from 15 a
+  # feature
+  expected <- function(kind, d) switch(kind, pair = d >= 20, phase = d >= 5, arccos = TRUE,
+                                       nystrom = TRUE)
+  cases <- list(c("pair", 3), c("pair", 19), c("pair", 20), c("phase", 4), c("phase", 5),
+                c("arccos", 3), c("nystrom", 3))
   for (cs in cases) {
     kind <- cs[1L]
     d <- as.integer(cs[2L])
