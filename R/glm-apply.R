@@ -64,9 +64,9 @@
 #' of `chunk_size` rows. Caching pays when a feature costs more to compute
 #' than to read back from memory, and enough more to repay filling the cache
 #' (a featurization and the first touch of its memory, about two passes):
-#' the Fourier features of a map are cached when d >= 20 for `variant =
+#' the Fourier features of a map are cached when d >= 30 for `variant =
 #' "pair"` (a cosine and a sine share each inner product of d terms) and
-#' d >= 5 for `"phase"`; arc-cosine, Nystrom and polynomial (TensorSketch)
+#' d >= 10 for `"phase"`; arc-cosine, Nystrom and polynomial (TensorSketch)
 #' features always are. With fewer inputs, reading the cached features on
 #' every pass takes about as long as computing them again (and workers on
 #' one machine share its memory bandwidth), so filling the cache costs more

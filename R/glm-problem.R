@@ -14,11 +14,11 @@ precond_rows <- function(n, D) min(n, max(2000L, D))
 # an inner product of d terms and a cosine (with its sine, for "pair"),
 # which costs about as much as `feature_trig_terms` more terms: (d + 10) m
 # / D multiply-adds a feature. Measured (bench/glm-cache.R,
-# bench/RESULTS-glm-apply.md): below `feature_cache_min_work` of them the
-# read costs about as much as the featurization, and filling the cache
-# (one featurization and the first touch of its memory, about two passes)
-# more than the passes save: "pair" maps are cached from d = 20 inputs,
-# "phase" maps from d = 5. Arc-cosine, Nystrom and TensorSketch features,
+# bench/RESULTS-glm-apply.md): at 15 or less the read costs about as
+# much as the featurization, and filling the cache (one featurization and
+# the first touch of its memory, about two passes) more than the passes
+# save; from `feature_cache_min_work` the cache pays: "pair" maps are cached
+# from d = 30 inputs, "phase" maps from d = 10. Arc-cosine, Nystrom and TensorSketch features,
 # computed by slower routines, are always worth caching.
 features_cache_pays <- function(map) {
   fourier <- is.matrix(map$omega) && isTRUE(map$variant %in% c("pair", "phase")) &&
@@ -31,7 +31,7 @@ features_cache_pays <- function(map) {
 # product, and the work per feature from which a cache pays (see
 # features_cache_pays()).
 feature_trig_terms <- 10
-feature_cache_min_work <- 15
+feature_cache_min_work <- 20
 
 # The problem of a fit: x in the kernel's units (n x d), the response y
 # (0/1, counts or class codes 1..K), offset (NULL or n x K), weights (NULL

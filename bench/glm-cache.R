@@ -6,9 +6,11 @@
 # on every pass; a streamed one costs the inner product of its frequency
 # with the input (d terms for "phase", d / 2 for "pair") and a cosine; the
 # cache also costs one featurization and the first touch of its memory.
-# Reports wall and CPU time of each fit and the terms per feature, the
-# quantity the cache rule of rff_glm_apply()'s workers looks at
-# (features_cache_pays(), R/glm-problem.R).
+# Reports wall and CPU time of each fit and the work per feature,
+# (d + 10) m / D multiply-adds (m frequencies: D / 2 for "pair", D for
+# "phase"; a cosine, or a cosine and a sine, counted as 10), the quantity
+# the cache rule of rff_glm_apply()'s workers looks at (features_cache_pays(),
+# R/glm-problem.R: cached from 20).
 #
 # Run from the package root after an install into .build/lib (or with
 # R_LIBS naming the library):
@@ -23,7 +25,7 @@ load_avg <- function() paste(strsplit(readLines("/proc/loadavg", warn = FALSE), 
                              collapse = " ")
 cat(sprintf("n = %s rows, D = 500, 1 thread; load average %s before\n\n",
             format(n, big.mark = ","), load_avg()))
-cat("| variant | d | terms per feature | cached s (CPU) | streamed s (CPU) | cached / streamed | iterations |\n")
+cat("| variant | d | work per feature | cached s (CPU) | streamed s (CPU) | cached / streamed | iterations |\n")
 cat("|---|---|---|---|---|---|---|\n")
 for (variant in c("pair", "phase")) for (d in c(5, 10, 20, 50)) {
   set.seed(28)
@@ -38,7 +40,7 @@ for (variant in c("pair", "phase")) for (d in c(5, 10, 20, 50)) {
     list(wall = t[["elapsed"]], cpu = t[["user.self"]] + t[["sys.self"]], iter = fit$iterations)
   })
   cat(sprintf("| %s | %d | %g | %.2f (%.2f) | %.2f (%.2f) | %.2f | %d |\n", variant, d,
-              d * (if (variant == "pair") 0.5 else 1), tm[[1]]$wall, tm[[1]]$cpu, tm[[2]]$wall,
+              (d + 10) * (if (variant == "pair") 0.5 else 1), tm[[1]]$wall, tm[[1]]$cpu, tm[[2]]$wall,
               tm[[2]]$cpu, tm[[1]]$wall / tm[[2]]$wall, tm[[1]]$iter))
 }
 cat(sprintf("\nload average %s after\n", load_avg()))

@@ -220,13 +220,13 @@ test_that("a fit that does not converge warns; a fit survives saveRDS() and plot
   expect_silent(plot(fit))
 })
 
-test_that("a worker caches Fourier features from d = 20 (\"pair\") or d = 5 (\"phase\"), others always; the cache changes nothing", {
+test_that("a worker caches Fourier features from d = 30 (\"pair\") or d = 10 (\"phase\"), others always; the cache changes nothing", {
   # the rule, written out: a frequency costs d terms and a trig call worth
-  # 10, shared by 2 features ("pair") or by 1 ("phase"); cached from 15 a
+  # 10, shared by 2 features ("pair") or by 1 ("phase"); cached from 20 a
   # feature
-  expected <- function(kind, d) switch(kind, pair = d >= 20, phase = d >= 5, arccos = TRUE,
+  expected <- function(kind, d) switch(kind, pair = d >= 30, phase = d >= 10, arccos = TRUE,
                                        nystrom = TRUE)
-  cases <- list(c("pair", 3), c("pair", 19), c("pair", 20), c("phase", 4), c("phase", 5),
+  cases <- list(c("pair", 3), c("pair", 29), c("pair", 30), c("phase", 9), c("phase", 10),
                 c("arccos", 3), c("nystrom", 3))
   for (cs in cases) {
     kind <- cs[1L]
@@ -246,9 +246,9 @@ test_that("a worker caches Fourier features from d = 20 (\"pair\") or d = 5 (\"p
   # same fit to the last bit; all chunks (and then, in this process, the
   # preconditioner's sample, all 570 rows, which is computed another way):
   # the same to rounding
-  dat <- write_glm_chunks(d = 20)
+  dat <- write_glm_chunks(d = 30)
   on.exit(unlink(dat$dir, recursive = TRUE), add = TRUE)
-  m <- rff_map(20, D = 40, lengthscale = 4)
+  m <- rff_map(30, D = 40, lengthscale = 5)
   fits <- lapply(c(1024, 0.1, 0), function(mb) {
     set.seed(3)
     rff_glm_apply(dat$files, readRDS, m, lambda = 1e-3, cache_mb = mb, control = tight)
