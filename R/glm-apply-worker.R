@@ -106,7 +106,7 @@ glm_worker_try <- function(expr) {
 
 # Reads chunk `job`, checks what read() returned, and keeps it in `st`
 # within the worker's memory limit (the features too when they fit in
-# `cache_mb`).
+# `cache_mb` and caching them pays, features_cache_pays()).
 glm_worker_read <- function(st, job) {
   s <- st$setup
   data <- do.call(s$read, c(list(job$chunk), s$read_args))
@@ -120,7 +120,8 @@ glm_worker_read <- function(st, job) {
   }
   zb <- 8 * as.double(e$n) * s$map$D
   e$zbytes <- 0
-  if (st$feature_bytes + zb <= s$cache_mb * 2^20 && st$bytes + bytes + zb <= s$memory_mb * 2^20) {
+  if (features_cache_pays(s$map) && st$feature_bytes + zb <= s$cache_mb * 2^20 &&
+      st$bytes + bytes + zb <= s$memory_mb * 2^20) {
     e$Z <- .Call(C_rff_features, e$x, s$map, s$threads)
     e$zbytes <- zb
   }

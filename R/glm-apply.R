@@ -59,8 +59,18 @@
 #'
 #' **Memory.** A worker keeps its chunks' inputs, response, weights and
 #' offset (8 (d + 2) bytes a row, and 8 more with an offset), and their
-#' features (8 D bytes a row) while those fit in `cache_mb`; otherwise every
-#' pass featurizes the kept rows again, in blocks of `chunk_size` rows. A
+#' features (8 D bytes a row) while those fit in `cache_mb`, when caching
+#' them pays; otherwise every pass featurizes the kept rows again, in blocks
+#' of `chunk_size` rows. Caching pays when a feature costs more to compute
+#' than to read back from memory, and enough more to repay filling the cache
+#' (a featurization and the first touch of its memory, about two passes):
+#' the Fourier features of a map are cached when d >= 30 for `variant =
+#' "pair"` (a cosine and a sine share each inner product of d terms) and
+#' d >= 10 for `"phase"`; arc-cosine, Nystrom and polynomial (TensorSketch)
+#' features always are. With fewer inputs, reading the cached features on
+#' every pass takes about as long as computing them again (and workers on
+#' one machine share its memory bandwidth), so filling the cache costs more
+#' than it saves. Whether a chunk is cached does not change the result. A
 #' worker that would keep more than `memory_mb` megabytes stops the fit with
 #' an error naming the chunk: use more workers or smaller chunks. This
 #' process holds O(chunks (D + 1) K) numbers per round and the
@@ -99,7 +109,8 @@
 #'   binomial); by default from the first chunk (see Details).
 #' @param nlambda,lambda_min_ratio,intercept,control As for [rff_glm()].
 #' @param cache_mb Megabytes of features each worker may cache (default
-#'   `getOption("rff.cache_mb", 1024)`); `0` featurizes on every pass.
+#'   `getOption("rff.cache_mb", 1024)`) when caching pays (see Memory); `0`
+#'   featurizes on every pass.
 #' @param memory_mb Megabytes of chunks (rows and cached features) each
 #'   worker may keep (default `getOption("rff.worker_mb", 4096)`).
 #' @param progress Show the progress over the lambda path of a

@@ -8,6 +8,31 @@
 # freedom) are estimated on.
 precond_rows <- function(n, D) min(n, max(2000L, D))
 
+# Whether keeping a map's features in memory for the passes of a GLM fit
+# beats computing them again on every pass. A cached row costs reading D
+# doubles back; featurizing it again costs, for each of the m frequencies,
+# an inner product of d terms and a cosine (with its sine, for "pair"),
+# which costs about as much as `feature_trig_terms` more terms: (d + 10) m
+# / D multiply-adds a feature. Measured (bench/glm-cache.R,
+# bench/RESULTS-glm-apply.md): at 15 or less the read costs about as
+# much as the featurization, and filling the cache (one featurization and
+# the first touch of its memory, about two passes) more than the passes
+# save; from `feature_cache_min_work` the cache pays: "pair" maps are cached
+# from d = 30 inputs, "phase" maps from d = 10. Arc-cosine, Nystrom and TensorSketch features,
+# computed by slower routines, are always worth caching.
+features_cache_pays <- function(map) {
+  fourier <- is.matrix(map$omega) && isTRUE(map$variant %in% c("pair", "phase")) &&
+    !identical(map$kernel, "arccos")
+  if (!fourier) return(TRUE)
+  (nrow(map$omega) + feature_trig_terms) * ncol(map$omega) / map$D >= feature_cache_min_work
+}
+
+# The cost of a cosine (or a cosine and a sine) in terms of an inner
+# product, and the work per feature from which a cache pays (see
+# features_cache_pays()).
+feature_trig_terms <- 10
+feature_cache_min_work <- 20
+
 # The problem of a fit: x in the kernel's units (n x d), the response y
 # (0/1, counts or class codes 1..K), offset (NULL or n x K), weights (NULL
 # or n), the map, and the features cached in memory when n * D doubles fit

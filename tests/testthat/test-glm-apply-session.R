@@ -190,6 +190,67 @@ test_that("the only worker killed mid-fit: an error naming the worker and its ch
   expect_match(msg, "chunk 4", fixed = TRUE)
 })
 
+# The same under future::plan(multisession): the worker that answered for
+# slot VICTIM (its pid from the last round) is killed before the third pass.
+future_kill_code <- '
+set.seed(3)
+dir <- tempfile(); dir.create(dir)
+files <- file.path(dir, sprintf("part-%d.rds", 1:4))
+for (f in files) {
+  x <- matrix(rnorm(200), 100, 2)
+  saveRDS(list(x = x, y = factor(x[, 1] * x[, 2] > 0, c(FALSE, TRUE))), f)
+}
+m <- rff_map(2, D = 30, lengthscale = 1)
+ref <- rff_glm_apply(files, readRDS, m, lambda = 1e-2, threads = 1)
+future::plan(future::multisession, workers = 2)
+passes <- 0
+victim <- NA
+trace("glm_round", where = asNamespace("rff"), print = FALSE, tracer = quote({
+  if (op == "pass") {
+    assign("passes", passes + 1, envir = globalenv())
+    if (passes == 3) {
+      assign("victim", S$pids[VICTIM], envir = globalenv())
+      tools::pskill(victim, tools::SIGKILL)
+    }
+  }
+}))
+res <- tryCatch(rff_glm_apply(files, readRDS, m, lambda = 1e-2, cluster = "future"),
+                rff_error = function(e) e)
+cat("VICTIM", !is.na(victim) && victim != Sys.getpid(), "\n")
+if (inherits(res, "rff_glm")) {
+  cat("FIT", identical(res$coefficients, ref$coefficients), "\n")
+} else {
+  cat("ERROR", class(res)[1], res$worker, paste(res$chunks, collapse = ","), "\n")
+  cat("MESSAGE", conditionMessage(res), "\n")
+}
+'
+
+test_that("a multisession worker killed mid-fit: the same fit, or an error naming the worker and its chunks, no hang", {
+  skip_on_os("windows")
+  skip_if_not_installed("future")
+  # the future sent again goes where the plan puts it: on a live worker the
+  # fit goes on (it reads the chunks again), on the dead one it fails again
+  # and the fit stops with an rff_worker_error
+  for (slot in 1:2) {
+    out <- run_child(sub("VICTIM", slot, future_kill_code, fixed = TRUE), timeout = 120)
+    info <- paste(out$output, collapse = "\n")
+    expect_equal(out$status, 0L, info = info)
+    expect_identical(grep("^VICTIM", out$output, value = TRUE), "VICTIM TRUE ", info = info)
+    fit <- grep("^FIT", out$output, value = TRUE)
+    err <- grep("^ERROR", out$output, value = TRUE)
+    expect_true(length(fit) + length(err) == 1L, info = info)
+    if (length(fit)) {
+      expect_identical(fit, "FIT TRUE ")
+    } else {
+      held <- if (slot == 1L) "1,2" else "3,4"
+      expect_identical(err, sprintf("ERROR rff_worker_error %d %s ", slot, held))
+      msg <- grep("^MESSAGE", out$output, value = TRUE)
+      expect_match(msg, sprintf("the future of worker %d failed during the fit", slot), fixed = TRUE)
+      expect_match(msg, sprintf("chunk %s", substr(held, 3L, 3L)), fixed = TRUE)
+    }
+  }
+})
+
 test_that("a worker killed while reading: another reads its chunks and the fit goes on", {
   skip_on_os("windows")
   dat <- fault_chunks()

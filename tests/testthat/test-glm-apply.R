@@ -219,3 +219,42 @@ test_that("a fit that does not converge warns; a fit survives saveRDS() and plot
   on.exit(grDevices::dev.off(), add = TRUE)
   expect_silent(plot(fit))
 })
+
+test_that("a worker caches Fourier features from d = 30 (\"pair\") or d = 10 (\"phase\"), others always; the cache changes nothing", {
+  # the rule, written out: a frequency costs d terms and a trig call worth
+  # 10, shared by 2 features ("pair") or by 1 ("phase"); cached from 20 a
+  # feature
+  expected <- function(kind, d) switch(kind, pair = d >= 30, phase = d >= 10, arccos = TRUE,
+                                       nystrom = TRUE)
+  cases <- list(c("pair", 3), c("pair", 29), c("pair", 30), c("phase", 9), c("phase", 10),
+                c("arccos", 3), c("nystrom", 3))
+  for (cs in cases) {
+    kind <- cs[1L]
+    d <- as.integer(cs[2L])
+    dat <- write_glm_chunks(d = d, n_each = c(60, 50))
+    m <- switch(kind,
+      pair = rff_map(d, D = 40, lengthscale = 2),
+      phase = rff_map(d, D = 40, lengthscale = 2, variant = "phase"),
+      arccos = rff_map(d, D = 40, kernel = "arccos"),
+      nystrom = rff_map(d, D = 20, sampler = "nystrom", landmarks = dat$x[1:20, ]))
+    fit <- rff_glm_apply(dat$files, readRDS, m, lambda = 1e-2)
+    unlink(dat$dir, recursive = TRUE)
+    expect_identical(fit$cached, expected(kind, d), info = paste(kind, d))
+  }
+  # a cache that holds the first two chunks of four (0.1 MB; 40 features of
+  # 150 + 110 rows take 81 kB, the third would bring 126 kB) or none: the
+  # same fit to the last bit; all chunks (and then, in this process, the
+  # preconditioner's sample, all 570 rows, which is computed another way):
+  # the same to rounding
+  dat <- write_glm_chunks(d = 30)
+  on.exit(unlink(dat$dir, recursive = TRUE), add = TRUE)
+  m <- rff_map(30, D = 40, lengthscale = 5)
+  fits <- lapply(c(1024, 0.1, 0), function(mb) {
+    set.seed(3)
+    rff_glm_apply(dat$files, readRDS, m, lambda = 1e-3, cache_mb = mb, control = tight)
+  })
+  expect_identical(vapply(fits, `[[`, TRUE, "cached"), c(TRUE, FALSE, FALSE))
+  expect_identical(fits[[2L]]$coefficients, fits[[3L]]$coefficients)
+  expect_identical(fits[[2L]]$deviance, fits[[3L]]$deviance)
+  expect_equal(fits[[1L]]$coefficients, fits[[3L]]$coefficients, tolerance = 1e-10)
+})
