@@ -98,7 +98,11 @@ ard_evidence <- function(x, y, w, map, alpha, intercept, chunk_size, threads,
     c <- npos * alpha / (2 * Q)
     GK <- q / 2 * S - u %*% (c * t(u))
     Tm <- sqrt(w) * (2 * GK %*% Zt)
-    dZ <- if (intercept) Tm - outer(w, colSums(Tm) / W) else Tm
+    # dF/dZ. With an intercept, Z enters through Z - 1 zbar' as well, adding
+    # -w (1'Tm) / W; that term is 0: Zt' sqrt(w) = 0 and yt' sqrt(w) = 0
+    # (weighted centring), so S sqrt(w) = sqrt(w) / alpha, u' sqrt(w) = 0
+    # and 1'Tm = 2 sqrt(w)' GK Zt = 0
+    dZ <- Tm
     gl <- .Call(C_rff_ard_gradient, x, map, dZ, NULL, NULL, NULL, NULL, NULL,
                 as.integer(chunk_size), threads)
     da <- sum(npos / (2 * Q) * (Q / alpha - alpha * colSums(u^2))) +
