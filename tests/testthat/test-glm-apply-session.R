@@ -140,7 +140,8 @@ test_that("the arguments are checked, with errors naming them", {
 })
 
 # Child processes with a time limit: a worker killed (SIGKILL) mid-fit.
-kill_code <- '
+# Each child writes 4 chunks and fits them in process first (`ref`).
+kill_setup <- '
 set.seed(3)
 dir <- tempfile(); dir.create(dir)
 files <- file.path(dir, sprintf("part-%d.rds", 1:4))
@@ -150,6 +151,8 @@ for (f in files) {
 }
 m <- rff_map(2, D = 30, lengthscale = 1)
 ref <- rff_glm_apply(files, readRDS, m, lambda = 1e-2, threads = 1)
+'
+kill_code <- paste0(kill_setup, '
 cl <- parallel::makeCluster(WORKERS)
 libs <- .libPaths()
 parallel::clusterCall(cl, function(p) invisible(.libPaths(p)), libs)
@@ -169,7 +172,7 @@ if (inherits(res, "rff_glm")) {
   cat("ERROR", class(res)[1], res$worker, paste(res$chunks, collapse = ","), "\n")
   cat("MESSAGE", conditionMessage(res), "\n")
 }
-'
+')
 
 test_that("a worker killed mid-fit: its chunks are read again by a live worker, same fit", {
   skip_on_os("windows")
@@ -192,16 +195,7 @@ test_that("the only worker killed mid-fit: an error naming the worker and its ch
 
 # The same under future::plan(multisession): the worker that answered for
 # slot VICTIM (its pid from the last round) is killed before the third pass.
-future_kill_code <- '
-set.seed(3)
-dir <- tempfile(); dir.create(dir)
-files <- file.path(dir, sprintf("part-%d.rds", 1:4))
-for (f in files) {
-  x <- matrix(rnorm(200), 100, 2)
-  saveRDS(list(x = x, y = factor(x[, 1] * x[, 2] > 0, c(FALSE, TRUE))), f)
-}
-m <- rff_map(2, D = 30, lengthscale = 1)
-ref <- rff_glm_apply(files, readRDS, m, lambda = 1e-2, threads = 1)
+future_kill_code <- paste0(kill_setup, '
 future::plan(future::multisession, workers = 2)
 passes <- 0
 victim <- NA
@@ -223,7 +217,7 @@ if (inherits(res, "rff_glm")) {
   cat("ERROR", class(res)[1], res$worker, paste(res$chunks, collapse = ","), "\n")
   cat("MESSAGE", conditionMessage(res), "\n")
 }
-'
+')
 
 test_that("a multisession worker killed mid-fit: the same fit, or an error naming the worker and its chunks, no hang", {
   skip_on_os("windows")
