@@ -225,7 +225,8 @@ ard_select <- function(m, search, fit_rows, intercept, chunk_size, threads) {
                       intercept, chunk_size, threads)
   sub <- search$subset
   score_map <- if (is.null(search$features)) m$map else ard_submap(m$map, search$features)
-  f <- fit_rows(rescale_map(score_map, unname(ard$lengthscale)), sub, score_only = TRUE)
+  f <- fit_rows(rescale_map(score_map, unname(ard$lengthscale)), sub, score_only = TRUE,
+                row_errors = TRUE)
   g <- if (f$criterion == "LOO") f$loo else f$gcv
   g <- if (is.matrix(g)) rowSums(g) else g
   ard$score <- g[f$best]

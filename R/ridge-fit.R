@@ -98,9 +98,12 @@ ridge_path_fit <- function(sys, stats, path, loo = NULL, features = NULL) {
 # `score_only` the fit is made from the features alone (dual_system(): no
 # D x D statistics, no coefficients, only the criteria; it cannot predict),
 # and its `eigen` can be handed back as `eig` to the full fit of the same
-# rows and map, which then solves no eigenproblem.
+# rows and map, which then solves no eigenproblem. With `row_errors`, a fit
+# by LOO keeps its rows' LOO errors at its best lambda (`loo_row_errors`),
+# which "ard" pairs with the isotropic choice's (ard_keep()).
 ridge_rows_fit <- function(m, map, rows, path, intercept, chunk_size, threads, criterion,
-                           progress = FALSE, score_only = FALSE, eig = NULL) {
+                           progress = FALSE, score_only = FALSE, eig = NULL,
+                           row_errors = FALSE) {
   x <- m$x[rows, , drop = FALSE]
   y <- m$y[rows, , drop = FALSE]
   w <- if (is.null(m$weights)) NULL else m$weights[rows]
@@ -116,7 +119,7 @@ ridge_rows_fit <- function(m, map, rows, path, intercept, chunk_size, threads, c
                 weights = if (is.null(w)) NULL else w[i],
                 chunk_size = chunk_size, threads = threads,
                 rows_are_features = !is.null(features) && length(i) == nrow(x),
-                row_errors = score_only)
+                row_errors = row_errors)
   }
   several <- length(path$lambda) > 1L || (is.null(path$lambda) && path$nlambda > 1L)
   if (score_only && thin && several) {
@@ -172,7 +175,9 @@ select_lengthscale <- function(m, fit_rows, after = NULL) {
   best_score <- Inf
   crit <- NULL
   walk <- lengthscale_walk(function(j) {
-    f <- fit_rows(rescale_map(score_map, m$median * 2^(j / 2)), sub, score_only = TRUE)
+    # the rows' LOO errors only for "ard", which pairs them (ard_keep())
+    f <- fit_rows(rescale_map(score_map, m$median * 2^(j / 2)), sub, score_only = TRUE,
+                  row_errors = isTRUE(m$ard))
     crit <<- f$criterion
     g <- if (crit == "LOO") f$loo else f$gcv
     g <- if (is.matrix(g)) rowSums(g) else g

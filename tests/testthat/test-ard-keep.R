@@ -30,7 +30,7 @@ test_that("a scored fit's per-row LOO errors equal refits without each row", {
     for (D in c(60, 20)) {
       map <- rff_map(2, D = D, lengthscale = 1.3)
       f <- rff:::ridge_rows_fit(m, map, seq_len(n), path, TRUE, 256L, 1L, "loo",
-                                score_only = TRUE)
+                                score_only = TRUE, row_errors = TRUE)
       ww <- if (is.null(w)) rep(1, n) else w
       want <- brute_loo_rows(rff_features(x, map = map), y, f$lambda_best, ww)
       info <- paste("D =", D, if (is.null(w)) "unweighted" else "weighted")
