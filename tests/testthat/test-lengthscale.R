@@ -61,7 +61,7 @@ test_that("the lengthscale walk on designed criteria: down, up, flat, and to the
     m <- list(x = matrix(0, 20, 1), weights = NULL, median = 2,
               map = rff_map(1, D = 4, lengthscale = 1))
     seen <- numeric()
-    fit_rows <- function(map, rows, score_only) {
+    fit_rows <- function(map, rows, score_only, ...) {
       j <- round(2 * log2(map$lengthscale / 2))
       seen <<- c(seen, j)
       list(criterion = "LOO", loo = crit(j), best = 1L, lambda_best = 10 + j,
