@@ -236,7 +236,7 @@ ard_select <- function(m, search, fit_rows, intercept, chunk_size, threads) {
   f$loo_row_errors <- NULL
   if (ard$kept) {
     full <- length(sub) == nrow(m$x) && score_map$D == m$map$D
-    scored <- is.null(f$normal$A)
+    scored <- scored_system(f$normal)
     search$fit <- if (full && !scored) f else NULL
     search$eig <- if (full && scored) f$eigen else NULL
   }

@@ -115,7 +115,7 @@ vcov.rff_ridge <- function(object, ...) {
                                 object$n, format(object$df[i], digits = 4)))
   }
   sigma2 <- object$rss[i] / rdf
-  M <- sys$A
+  M <- normal_matrix(sys)
   diag(M) <- diag(M) + sys$w * object$lambda[i]
   V <- sigma2 * chol2inv(tryCatch(chol(M), error = function(e) singular_abort(object$lambda[i])))
   nm <- names(stats::coef(object))

@@ -121,6 +121,14 @@ check_fit <- function(object, arg = "object") {
                           NROW(sys$b) != D || any(!is.finite(sys$b)))) {
     damaged(sprintf("`normal` must hold a finite %d x %d matrix `A` and %d rows `b`", D, D, D))
   }
+  th <- sys$thin
+  if (!is.null(th) && (!is.list(th) || !is.double(th$vectors) || !is.matrix(th$vectors) ||
+                       nrow(th$vectors) != D || !is.double(th$values) ||
+                       length(th$values) != ncol(th$vectors) ||
+                       any(!is.finite(th$vectors)) || any(!is.finite(th$values)) ||
+                       !is.double(sys$b) || NROW(sys$b) != D || any(!is.finite(sys$b)))) {
+    damaged(sprintf("`normal$thin` must hold finite %d-row `vectors` and their `values`", D))
+  }
   invisible(object)
 }
 
@@ -285,8 +293,8 @@ predict_model <- function(object, newdata, lambda, se.fit, interval, level, na.a
 # on the intercept).
 gp_variance_factor <- function(object, x, lambda, chunk_size = NULL, threads = NULL) {
   sys <- object$normal
-  D <- nrow(sys$A)
-  M <- sys$A
+  M <- normal_matrix(sys)
+  D <- nrow(M)
   diag(M) <- diag(M) + sys$w * lambda
   R <- tryCatch(chol(M), error = function(e) singular_abort(lambda))
   if (is.null(chunk_size)) chunk_size <- default_chunk_size(D)

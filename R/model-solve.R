@@ -44,6 +44,20 @@ dual_system <- function(Z, y, w, intercept) {
        zbar = zbar, ybar = ybar, n = if (is.null(w)) n else sum(w > 0), w = W)
 }
 
+# Normal equations of dual_system() that only score a path: neither the
+# D x D matrix A nor its thin eigenproblem (`thin`).
+scored_system <- function(sys) is.null(sys$A) && is.null(sys$thin)
+
+# The D x D matrix A of normal equations: kept, or from their thin
+# eigenproblem A = V diag(s) V' (`thin`, fewer rows than features: equal to
+# Zc'WZc up to the eigenvalues below 1e-12 of the largest, which
+# gram_eigen() drops).
+normal_matrix <- function(sys) {
+  if (!is.null(sys$A)) return(sys$A)
+  V <- sys$thin$vectors
+  tcrossprod(V * rep(sqrt(pmax(sys$thin$values, 0)), each = nrow(V)))
+}
+
 # The lambda values of a path from check_path(): those given, or `nlambda`
 # log-spaced decreasing values from trace(A) / w down to `ratio` times that
 # (w: the total weight, n without weights); `trace`, when given, is trace(A)
@@ -69,7 +83,8 @@ solve_path <- function(sys, lambda, eig = NULL) {
   beta <- array(0, c(D, q, L))
   rss <- matrix(0, L, q)
   df <- numeric(L)
-  if (L == 1L) {
+  if (is.null(eig) && !is.null(sys$thin)) eig <- sys$thin
+  if (L == 1L && is.null(eig)) {
     method <- "cholesky"
     r <- .Call(C_rff_ridge_chol, A, sys$b, n * lambda)
     if (r$info != 0L) singular_abort(lambda)
@@ -153,7 +168,7 @@ check_psd <- function(values, arg = "x") {
 # projections it does not determine).
 thin_eigen <- function(Z, zbar, w, rows = FALSE, threads = 1L, vectors = TRUE) {
   Zc <- weighted_centred(Z, zbar, w)
-  out <- gram_eigen(.Call(C_rff_ridge_thin_products, Zc, NULL, threads))
+  out <- gram_eigen(.Call(C_rff_ridge_thin_products, Zc, NULL, threads), threads)
   s <- out$values
   U <- out$left
   if (vectors) out$vectors <- thin_vectors(Zc, U, s, threads)
@@ -166,10 +181,19 @@ thin_eigen <- function(Z, zbar, w, rows = FALSE, threads = 1L, vectors = TRUE) {
   out
 }
 
-# The nonzero eigenvalues `values` and eigenvectors `left` of an n x n Gram
-# matrix (eigenvalues below 1e-12 of the largest dropped), with no
-# right-hand vectors yet (`vectors`).
-gram_eigen <- function(K) {
+# The nonzero eigenvalues `values` (decreasing) and eigenvectors `left` of
+# an n x n Gram matrix (eigenvalues below 1e-12 of the largest dropped),
+# with no right-hand vectors yet (`vectors`). The dropped eigenvalues'
+# vectors are never formed (C rff_gram_eigen(), on `threads` cores); should
+# a LAPACK step there fail, eigen() solves the whole problem.
+gram_eigen <- function(K, threads = 1L) {
+  e <- .Call(C_rff_gram_eigen, K, 1e-12, threads)
+  if (!is.null(e)) return(list(values = e$values, vectors = NULL, left = e$left))
+  gram_eigen_full(K)
+}
+
+# gram_eigen() by eigen(): all n eigenvectors, the dropped ones discarded.
+gram_eigen_full <- function(K) {
   e <- eigen(K, symmetric = TRUE)
   keep <- e$values > max(e$values, 0) * 1e-12
   list(values = e$values[keep], vectors = NULL, left = e$vectors[, keep, drop = FALSE])

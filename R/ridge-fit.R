@@ -78,7 +78,7 @@ ridge_path_fit <- function(sys, stats, path, loo = NULL, features = NULL) {
     dimnames(fit$rss) <- dimnames(fit$gcv) <- list(NULL, resp)
     names(fit$tss) <- resp
   }
-  if (is.null(sys$A)) {
+  if (scored_system(sys)) {
     # scored from the features alone: the criteria, no coefficients
     fit$eigen <- eig
     fit$coefficients <- fit$intercept <- NULL
@@ -124,20 +124,52 @@ ridge_rows_fit <- function(m, map, rows, path, intercept, chunk_size, threads, c
   several <- length(path$lambda) > 1L || (is.null(path$lambda) && path$nlambda > 1L)
   if (score_only && thin && several) {
     sys <- dual_system(features$Z, y, w, intercept)
+    check_products_finite(sys$b, sys$trace)
     # no coefficients are needed to score: no D x r eigenvectors either,
     # unless leave-one-out streams a subsample of the rows through them
     rows <- isTRUE(loo$rows_are_features)
     e <- thin_eigen(features$Z, sys$zbar, w, rows = rows, threads = threads,
                     vectors = !is.null(loo) && !rows)
     features$eig <- thin_scores(e, y, sys$ybar, w)
-    s <- list(map = map, n = if (is.null(w)) nrow(x) else sum(w > 0), intercept = intercept,
-              response = colnames(y))
-    return(ridge_path_fit(sys, s, path, loo, features))
+    return(ridge_path_fit(sys, rows_stats(map, x, y, w, intercept), path, loo, features))
+  }
+  if (thin && several) {
+    # the normal equations by their thin eigenproblem A = V diag(s) V'
+    # (normal_matrix()): no D x D statistics, and the path's coefficients
+    # from the D x r vectors
+    started <- proc.time()[["elapsed"]]
+    on.exit(blas_hint(proc.time()[["elapsed"]] - started), add = TRUE)
+    pb <- progress_stage("eigenproblem", 2, progress && nrow(x) > chunk_size)
+    on.exit(pb$close(), add = TRUE)
+    if (is.null(features$Z)) features$Z <- .Call(C_rff_features, x, map, threads)
+    sys <- dual_system(features$Z, y, w, intercept)
+    check_products_finite(sys$b, sys$trace)
+    e <- features$eig
+    if (is.null(e)) {
+      e <- thin_eigen(features$Z, sys$zbar, w, rows = isTRUE(loo$rows_are_features),
+                      threads = threads, vectors = FALSE)
+    }
+    pb$set(1)
+    if (is.null(e$vectors)) {
+      e$vectors <- thin_vectors(weighted_centred(features$Z, sys$zbar, w), e$left, e$values,
+                                threads)
+    }
+    e$u <- NULL
+    features$eig <- e
+    sys$thin <- list(values = e$values, vectors = e$vectors)
+    return(ridge_path_fit(sys, rows_stats(map, x, y, w, intercept), path, loo, features))
   }
   # the statistics' share of the fit's work (the rest: the solve)
   share <- as.double(nrow(x)) * map$D^2 / ridge_cost(nrow(x), map$D)
   stats <- accumulate_stats(x, y, map, intercept, chunk_size, threads, progress, w, share)
   ridge_from_stats(stats, path, loo, features)
+}
+
+# What ridge_path_fit() reads of the statistics, for a fit made from the
+# features of its rows (dual_system()) without them.
+rows_stats <- function(map, x, y, w, intercept) {
+  list(map = map, n = if (is.null(w)) nrow(x) else sum(w > 0), intercept = intercept,
+       response = colnames(y))
 }
 
 # lengthscale = "auto" in rff_ridge() (and the ridge search of rff_glm()):
@@ -194,7 +226,7 @@ select_lengthscale <- function(m, fit_rows, after = NULL) {
                         lambda_best[walk$order], walk$score, tolower(crit))
   # a fit scored from the features alone is refitted with its statistics,
   # without solving its eigenproblem again
-  scored <- !is.null(best_fit) && is.null(best_fit$normal$A)
+  scored <- !is.null(best_fit) && scored_system(best_fit$normal)
   if (reduced) best_fit <- NULL
   list(best = walk$best, rows = length(sub), features = score_map$D, median = m$median,
        criterion = crit, table = table,

@@ -125,12 +125,7 @@ accumulate_stats <- function(x, y, map, intercept, chunk_size, threads, progress
     }
   }
   nrows <- if (is.null(weights)) n else sum(weights > 0)
-  if (any(!is.finite(s$ZtZ)) || any(!is.finite(s$Zty))) {
-    # features of kernels that grow with |x| (arc-cosine of order 1)
-    rff_abort("x", paste0(
-      "the features' cross-products overflow: `x` is too large for the map's features; ",
-      "rescale `x` (or use standardize = TRUE)"))
-  }
+  check_products_finite(s$ZtZ, s$Zty)
   new_stats(s$ZtZ, s$Zty, s$zsum, s$ysum, s$yty, yshift, nrows, map, intercept,
             colnames(y), wsum = s$wsum)
 }
@@ -320,3 +315,14 @@ print.rff_stats <- function(x, ...) {
 
 #' @export
 nobs.rff_stats <- function(object, ...) object$n
+
+# The features' cross-products of a fit are finite; features of kernels
+# that grow with |x| (arc-cosine of order 1) can overflow them.
+check_products_finite <- function(...) {
+  if (!all(vapply(list(...), function(a) all(is.finite(a)), TRUE))) {
+    rff_abort("x", paste0(
+      "the features' cross-products overflow: `x` is too large for the map's features; ",
+      "rescale `x` (or use standardize = TRUE)"))
+  }
+  invisible(TRUE)
+}
