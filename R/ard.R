@@ -226,7 +226,7 @@ ard_select <- function(m, search, fit_rows, intercept, chunk_size, threads) {
   sub <- search$subset
   score_map <- if (is.null(search$features)) m$map else ard_submap(m$map, search$features)
   f <- fit_rows(rescale_map(score_map, unname(ard$lengthscale)), sub, score_only = TRUE,
-                row_errors = TRUE)
+                row_errors = TRUE, partial = score_map$D < m$map$D || length(sub) < nrow(m$x))
   g <- if (f$criterion == "LOO") f$loo else f$gcv
   g <- if (is.matrix(g)) rowSums(g) else g
   ard$score <- g[f$best]

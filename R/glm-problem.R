@@ -220,7 +220,7 @@ glm_precond <- function(prob, theta0, nlambda = 2L, rows = NULL) {
     P$C <- C
     P$chol <- new.env(parent = emptyenv())
   } else {
-    e <- .Call(C_rff_ridge_eigen, C)
+    e <- .Call(C_rff_ridge_eigen, C, prob$threads)
     P$values <- pmax(e$values, 0)
     P$vectors <- e$vectors
   }

@@ -73,8 +73,8 @@ lambda_values <- function(path, A, w, trace = NULL) {
 # Coefficients (D x q x L), intercepts (q x L), df (L), rss (L x q) at each
 # of the L values of `lambda`, from the normal equations: one Cholesky solve
 # for one value, one eigendecomposition for several (`eig`, when given: the
-# nonzero part from thin_eigen()).
-solve_path <- function(sys, lambda, eig = NULL) {
+# nonzero part from thin_eigen(); otherwise that of A on `threads` cores).
+solve_path <- function(sys, lambda, eig = NULL, threads = 1L) {
   A <- sys$A
   n <- if (is.null(sys$w)) sys$n else sys$w
   D <- nrow(sys$b)
@@ -95,7 +95,7 @@ solve_path <- function(sys, lambda, eig = NULL) {
       colSums(r$coefficients * Ab)
   } else {
     method <- "eigen"
-    e <- if (is.null(eig)) .Call(C_rff_ridge_eigen, A) else eig
+    e <- if (is.null(eig)) .Call(C_rff_ridge_eigen, A, threads) else eig
     check_psd(e$values)
     s <- pmax(e$values, 0)
     V <- e$vectors

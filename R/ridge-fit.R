@@ -8,15 +8,19 @@
 # weights of all rows, or `eig`, their thin eigenproblem already solved),
 # when given, solve the path's eigenproblem on n x n (thin_eigen()). The
 # normal equations are kept, so that predict() can solve at any other
-# lambda exactly.
-ridge_from_stats <- function(stats, path, loo = NULL, features = NULL) {
-  ridge_path_fit(normal_equations(stats), stats, path, loo, features)
+# lambda exactly. With `partial`, a path without `features` keeps only A's
+# eigenpairs above 1e-12 of the largest (a candidate only scored); A's
+# eigendecomposition runs on `threads` cores.
+ridge_from_stats <- function(stats, path, loo = NULL, features = NULL, partial = FALSE,
+                             threads = 1L) {
+  ridge_path_fit(normal_equations(stats), stats, path, loo, features, partial, threads)
 }
 
 # The fit of ridge_from_stats() from the normal equations `sys` (of
 # normal_equations() or dual_system()), and `stats` for the map, the number
 # of rows, the intercept and the response names.
-ridge_path_fit <- function(sys, stats, path, loo = NULL, features = NULL) {
+ridge_path_fit <- function(sys, stats, path, loo = NULL, features = NULL, partial = FALSE,
+                           threads = 1L) {
   lambda <- lambda_values(path, sys$A, sys$w, sys$trace)
   eig <- if (!is.null(features) && length(lambda) > 1L) {
     e <- features$eig
@@ -38,8 +42,12 @@ ridge_path_fit <- function(sys, stats, path, loo = NULL, features = NULL) {
       e$u <- NULL
     }
     e
+  } else if (isTRUE(partial) && length(lambda) > 1L) {
+    # a candidate only scored: A's eigenpairs above 1e-12 of its largest
+    g <- gram_eigen(sys$A, threads)
+    list(values = g$values, vectors = g$left)
   }
-  p <- solve_path(sys, lambda, eig)
+  p <- solve_path(sys, lambda, eig, threads)
   n <- stats$n
   sel <- gcv_select(p$rss, p$df, n, sys$w)
   gcv <- sel$gcv
@@ -100,10 +108,16 @@ ridge_path_fit <- function(sys, stats, path, loo = NULL, features = NULL) {
 # and its `eigen` can be handed back as `eig` to the full fit of the same
 # rows and map, which then solves no eigenproblem. With `row_errors`, a fit
 # by LOO keeps its rows' LOO errors at its best lambda (`loo_row_errors`),
-# which "ard" pairs with the isotropic choice's (ard_keep()).
+# which "ard" pairs with the isotropic choice's (ard_keep()). With
+# `partial` and `score_only`, a path with more rows than features keeps only
+# the eigenpairs of A above 1e-12 of the largest (gram_eigen()): for
+# candidates that are scored and never refitted (on a subsample or on
+# fewer features than the final fit). Fewer rows than features and several
+# lambdas: the fit keeps its normal equations by their thin eigenproblem
+# (`normal$thin`, normal_matrix()), without D x D statistics.
 ridge_rows_fit <- function(m, map, rows, path, intercept, chunk_size, threads, criterion,
                            progress = FALSE, score_only = FALSE, eig = NULL,
-                           row_errors = FALSE) {
+                           row_errors = FALSE, partial = FALSE) {
   x <- m$x[rows, , drop = FALSE]
   y <- m$y[rows, , drop = FALSE]
   w <- if (is.null(m$weights)) NULL else m$weights[rows]
@@ -162,7 +176,7 @@ ridge_rows_fit <- function(m, map, rows, path, intercept, chunk_size, threads, c
   # the statistics' share of the fit's work (the rest: the solve)
   share <- as.double(nrow(x)) * map$D^2 / ridge_cost(nrow(x), map$D)
   stats <- accumulate_stats(x, y, map, intercept, chunk_size, threads, progress, w, share)
-  ridge_from_stats(stats, path, loo, features)
+  ridge_from_stats(stats, path, loo, features, partial = partial && score_only, threads)
 }
 
 # What ridge_path_fit() reads of the statistics, for a fit made from the
@@ -209,7 +223,7 @@ select_lengthscale <- function(m, fit_rows, after = NULL) {
   walk <- lengthscale_walk(function(j) {
     # the rows' LOO errors only for "ard", which pairs them (ard_keep())
     f <- fit_rows(rescale_map(score_map, m$median * 2^(j / 2)), sub, score_only = TRUE,
-                  row_errors = isTRUE(m$ard))
+                  row_errors = isTRUE(m$ard), partial = reduced || length(sub) < n)
     crit <<- f$criterion
     g <- if (crit == "LOO") f$loo else f$gcv
     g <- if (is.matrix(g)) rowSums(g) else g

@@ -27,6 +27,150 @@ extern void F77_NAME(dstemr)(const char *jobz, const char *range, const int *n,
                              double *work, const int *lwork, int *iwork,
                              const int *liwork, int *info FCLEN FCLEN);
 
+/* z (n x k) <- Q z, Q the product of dsytrd's reflectors (in a, tau),
+   in fixed panels of columns shared among rff's threads (each column is
+   transformed alone: the same result for any partition); 0 when dormtr
+   fails. Under a BLAS with threads of its own, one call on its threads. */
+static int back_transform(const double *a, int n, const double *tau, double *z, int k,
+                          int threads)
+{
+    size_t nn = (size_t) n;
+    int info = 0, lwork = -1;
+    double wq = 0;
+    if (rff_blas_split() == RFF_SPLIT_BLAS) {
+        F77_CALL(dormtr)("L", "L", "N", &n, &k, a, &n, tau, z, &n, &wq, &lwork, &info
+                         FCONE FCONE FCONE);
+        if (info != 0) return 0;
+        lwork = (int) wq > 1 ? (int) wq : 1;
+        double *work = (double *) R_alloc((size_t) lwork, sizeof(double));
+        int prev = rff_blas_set_threads(threads);
+        F77_CALL(dormtr)("L", "L", "N", &n, &k, a, &n, tau, z, &n, work, &lwork, &info
+                         FCONE FCONE FCONE);
+        rff_blas_set_threads(prev);
+        return info == 0;
+    }
+    int panel = RFF_EIGEN_PANEL;
+    int np = (k + panel - 1) / panel;
+    F77_CALL(dormtr)("L", "L", "N", &n, &panel, a, &n, tau, z, &n, &wq, &lwork, &info
+                     FCONE FCONE FCONE);
+    if (info != 0) return 0;
+    int plw = (int) wq > 1 ? (int) wq : 1;
+    if (threads > np) threads = np;
+    if (threads < 1) threads = 1;
+    double *pwork = (double *) R_alloc((size_t) plw * threads, sizeof(double));
+    /* dormtr writes to the reflectors while it runs (each one's leading
+       entry, restored on exit): every further thread has a copy */
+    double **pa = (double **) R_alloc((size_t) threads, sizeof(double *));
+    pa[0] = (double *) a;
+    for (int t = 1; t < threads; t++) {
+        pa[t] = (double *) R_alloc(nn * nn, sizeof(double));
+        memcpy(pa[t], a, sizeof(double) * nn * nn);
+    }
+    int fails = 0;
+    int prev = rff_blas_set_threads(1);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1) reduction(+:fails)
+#endif
+    for (int p = 0; p < np; p++) {
+        int c0 = p * panel;
+        int cw = k - c0 < panel ? k - c0 : panel;
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        int pinfo = 0;
+        F77_CALL(dormtr)("L", "L", "N", &n, &cw, pa[tid], &n, tau, z + (size_t) c0 * nn,
+                         &n, pwork + (size_t) plw * tid, &plw, &pinfo
+                         FCONE FCONE FCONE);
+        if (pinfo != 0) fails++;
+    }
+    rff_blas_set_threads(prev);
+    return fails == 0;
+}
+
+/* The eigenpairs of the symmetric matrix A (n x n; its lower triangle is
+   read): all n (`all`, in increasing order, as dsyevr gives them), or those
+   above rel_tol times the largest (and above 0), in decreasing order; a list
+   (values, vectors), or NULL when a LAPACK step fails. */
+static SEXP sym_eigen(SEXP A, double rel_tol, int all, int threads)
+{
+    int n = Rf_nrows(A);
+    int info = 0, lwork = -1;
+    double wq = 0;
+    size_t nn = (size_t) n;
+    double *a = (double *) R_alloc(nn * nn + 1, sizeof(double));
+    double *d = (double *) R_alloc(nn + 1, sizeof(double));
+    double *e = (double *) R_alloc(nn + 1, sizeof(double));
+    double *tau = (double *) R_alloc(nn + 1, sizeof(double));
+    if (n > 0) memcpy(a, REAL(A), sizeof(double) * nn * nn);
+    if (n > 0) {
+        F77_CALL(dsytrd)("L", &n, a, &n, d, e, tau, &wq, &lwork, &info FCONE);
+        if (info != 0) return R_NilValue;
+        lwork = (int) wq > 1 ? (int) wq : 1;
+        double *work = (double *) R_alloc((size_t) lwork, sizeof(double));
+        F77_CALL(dsytrd)("L", &n, a, &n, d, e, tau, work, &lwork, &info FCONE);
+        if (info != 0) return R_NilValue;
+    }
+    int k = n;
+    double top = 0;
+    if (!all) {
+        /* all eigenvalues (ascending) from copies: dsterf overwrites d and e */
+        double *ev = (double *) R_alloc(nn + 1, sizeof(double));
+        double *ee = (double *) R_alloc(nn + 1, sizeof(double));
+        if (n > 0) {
+            memcpy(ev, d, sizeof(double) * nn);
+            if (n > 1) memcpy(ee, e, sizeof(double) * (nn - 1));
+            F77_CALL(dsterf)(&n, ev, ee, &info);
+            if (info != 0) return R_NilValue;
+        }
+        top = n > 0 && ev[n - 1] > 0 ? ev[n - 1] : 0;
+        k = 0;
+        for (int i = 0; i < n; i++) if (ev[i] > top * rel_tol) k++;
+    }
+    double *w = (double *) R_alloc(nn + 1, sizeof(double));
+    double *z = NULL;
+    if (k > 0) {
+        /* all, or the eigenvalues in (top * rel_tol, 2 top]: by value, not
+           by index (MRRR may return more than an index range asks for when
+           eigenvalues cluster at its end), with room for all n */
+        int il = 0, iu = 0, m = 0, liwork = -1, iwq = 0, tryrac = 1, nzc = n;
+        double vl = top * rel_tol, vu = 2 * top + DBL_MIN;
+        int *isuppz = (int *) R_alloc(2 * nn, sizeof(int));
+        z = (double *) R_alloc(nn * nn, sizeof(double));
+        const char *range = all ? "A" : "V";
+        /* dstemr needs e of length n */
+        e[n - 1] = 0;
+        lwork = -1;
+        F77_CALL(dstemr)("V", range, &n, d, e, &vl, &vu, &il, &iu, &m, w, z, &n, &nzc,
+                         isuppz, &tryrac, &wq, &lwork, &iwq, &liwork, &info
+                         FCONE FCONE);
+        if (info != 0) return R_NilValue;
+        lwork = (int) wq > 1 ? (int) wq : 1;
+        liwork = iwq > 1 ? iwq : 1;
+        double *work = (double *) R_alloc((size_t) lwork, sizeof(double));
+        int *iwork = (int *) R_alloc((size_t) liwork, sizeof(int));
+        F77_CALL(dstemr)("V", range, &n, d, e, &vl, &vu, &il, &iu, &m, w, z, &n, &nzc,
+                         isuppz, &tryrac, work, &lwork, iwork, &liwork, &info
+                         FCONE FCONE);
+        if (info != 0 || m < 1 || m > n || (all && m != n)) return R_NilValue;
+        /* a count at the threshold that rounding moved by an eigenvalue */
+        k = m;
+        if (!back_transform(a, n, tau, z, k, threads)) return R_NilValue;
+    }
+    SEXP values = PROTECT(Rf_allocVector(REALSXP, k));
+    SEXP vectors = PROTECT(Rf_allocMatrix(REALSXP, n, k));
+    double *vv = REAL(values), *lv = REAL(vectors);
+    for (int j = 0; j < k; j++) {
+        /* decreasing order for the kept eigenpairs, as eigen() gives */
+        int src = all ? j : k - 1 - j;
+        vv[j] = w[src];
+        memcpy(lv + (size_t) j * nn, z + (size_t) src * nn, sizeof(double) * nn);
+    }
+    SEXP out = rff_list2("values", values, "vectors", vectors);
+    UNPROTECT(2);
+    return out;
+}
+
 /* The eigenvalues of K (n x n, symmetric; its lower triangle is read)
    above rel_tol times the largest (and above 0), in decreasing order, with
    their unit eigenvectors `left` (n x k); NULL when a LAPACK step fails
@@ -40,117 +184,57 @@ SEXP rff_gram_eigen(SEXP K, SEXP rel_tol_, SEXP threads_)
     if (!(rel_tol >= 0) || !(rel_tol < 1)) Rf_error("`rel_tol` must be in [0, 1)");
     int threads = rff_threads(threads_);
     rff_check_finite(REAL(K), (R_xlen_t) n * n, "K");
-    int info = 0, lwork = -1;
-    double wq = 0;
-    size_t nn = (size_t) n;
-    double *a = (double *) R_alloc(nn * nn + 1, sizeof(double));
-    double *d = (double *) R_alloc(nn + 1, sizeof(double));
-    double *e = (double *) R_alloc(nn + 1, sizeof(double));
-    double *tau = (double *) R_alloc(nn + 1, sizeof(double));
-    if (n > 0) memcpy(a, REAL(K), sizeof(double) * nn * nn);
-    if (n > 0) {
-        F77_CALL(dsytrd)("L", &n, a, &n, d, e, tau, &wq, &lwork, &info FCONE);
-        if (info != 0) return R_NilValue;
-        lwork = (int) wq > 1 ? (int) wq : 1;
-        double *work = (double *) R_alloc((size_t) lwork, sizeof(double));
-        F77_CALL(dsytrd)("L", &n, a, &n, d, e, tau, work, &lwork, &info FCONE);
-        if (info != 0) return R_NilValue;
+    SEXP e = PROTECT(sym_eigen(K, rel_tol, 0, threads));
+    SEXP out = R_NilValue;
+    if (!Rf_isNull(e))
+        out = rff_list2("values", VECTOR_ELT(e, 0), "left", VECTOR_ELT(e, 1));
+    UNPROTECT(1);
+    return out;
+}
+
+/* All eigenvalues (ascending) and eigenvectors of the symmetric matrix A
+   (upper triangle used, as by dsyevr, which solves it when a step of
+   sym_eigen() fails), on `threads` cores. */
+SEXP rff_ridge_eigen(SEXP A, SEXP threads_)
+{
+    rff_check_real_matrix(A, "A");
+    int D = Rf_nrows(A), m = 0, info = 0, lwork = -1, liwork = -1, iwq = 0;
+    if (Rf_ncols(A) != D) Rf_error("`A` must be square");
+    int threads = rff_threads(threads_);
+    rff_check_finite(REAL(A), (R_xlen_t) D * D, "A");
+    /* sym_eigen() reads the lower triangle: the upper one mirrored */
+    SEXP Al = PROTECT(Rf_duplicate(A));
+    rff_mirror_upper(REAL(Al), D, D);
+    SEXP fast = PROTECT(sym_eigen(Al, 0, 1, threads));
+    if (!Rf_isNull(fast)) {
+        UNPROTECT(2);
+        return fast;
     }
-    /* all eigenvalues (ascending) from copies: dsterf overwrites d and e */
-    double *ev = (double *) R_alloc(nn + 1, sizeof(double));
-    double *ee = (double *) R_alloc(nn + 1, sizeof(double));
-    if (n > 0) {
-        memcpy(ev, d, sizeof(double) * nn);
-        if (n > 1) memcpy(ee, e, sizeof(double) * (nn - 1));
-        F77_CALL(dsterf)(&n, ev, ee, &info);
-        if (info != 0) return R_NilValue;
-    }
-    double top = n > 0 && ev[n - 1] > 0 ? ev[n - 1] : 0;
-    int k = 0;
-    for (int i = 0; i < n; i++) if (ev[i] > top * rel_tol) k++;
-    SEXP values = PROTECT(Rf_allocVector(REALSXP, k));
-    SEXP left = PROTECT(Rf_allocMatrix(REALSXP, n, k));
-    if (k > 0) {
-        /* the eigenvalues in (top * rel_tol, 2 top]: by value, not by index
-           (MRRR may return more than an index range asks for when
-           eigenvalues cluster at its end), with room for all n */
-        int il = 0, iu = 0, m = 0, liwork = -1, iwq = 0, tryrac = 1, nzc = n;
-        double vl = top * rel_tol, vu = 2 * top + DBL_MIN;
-        int *isuppz = (int *) R_alloc(2 * nn, sizeof(int));
-        double *w = (double *) R_alloc(nn, sizeof(double));
-        double *z = (double *) R_alloc(nn * nn, sizeof(double));
-        /* dstemr needs e of length n */
-        e[n - 1] = 0;
-        lwork = -1;
-        F77_CALL(dstemr)("V", "V", &n, d, e, &vl, &vu, &il, &iu, &m, w, z, &n, &nzc,
-                         isuppz, &tryrac, &wq, &lwork, &iwq, &liwork, &info
-                         FCONE FCONE);
-        if (info != 0) { UNPROTECT(2); return R_NilValue; }
-        lwork = (int) wq > 1 ? (int) wq : 1;
-        liwork = iwq > 1 ? iwq : 1;
-        double *work = (double *) R_alloc((size_t) lwork, sizeof(double));
-        int *iwork = (int *) R_alloc((size_t) liwork, sizeof(int));
-        F77_CALL(dstemr)("V", "V", &n, d, e, &vl, &vu, &il, &iu, &m, w, z, &n, &nzc,
-                         isuppz, &tryrac, work, &lwork, iwork, &liwork, &info
-                         FCONE FCONE);
-        if (info != 0 || m < 1 || m > n) { UNPROTECT(2); return R_NilValue; }
-        if (m != k) {
-            /* a count at the threshold that rounding moved by an eigenvalue */
-            UNPROTECT(2);
-            k = m;
-            values = PROTECT(Rf_allocVector(REALSXP, k));
-            left = PROTECT(Rf_allocMatrix(REALSXP, n, k));
-        }
-        /* the back transformation, panel by panel (each column of z is
-           transformed alone: the same result for any partition) */
-        int panel = RFF_EIGEN_PANEL;
-        int np = (k + panel - 1) / panel;
-        int pw = -1;
-        lwork = -1;
-        F77_CALL(dormtr)("L", "L", "N", &n, &panel, a, &n, tau, z, &n, &wq, &pw,
-                         &info FCONE FCONE FCONE);
-        if (info != 0) { UNPROTECT(2); return R_NilValue; }
-        int plw = (int) wq > 1 ? (int) wq : 1;
-        if (threads > np) threads = np;
-        if (threads < 1) threads = 1;
-        double *pwork = (double *) R_alloc((size_t) plw * threads, sizeof(double));
-        /* dormtr writes to the reflectors while it runs (each one's leading
-           entry, restored on exit): every further thread has a copy */
-        double **pa = (double **) R_alloc((size_t) threads, sizeof(double *));
-        pa[0] = a;
-        for (int t = 1; t < threads; t++) {
-            pa[t] = (double *) R_alloc(nn * nn, sizeof(double));
-            memcpy(pa[t], a, sizeof(double) * nn * nn);
-        }
-        int fails = 0;
-        int prev = rff_blas_set_threads(1);
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1) reduction(+:fails)
-#endif
-        for (int p = 0; p < np; p++) {
-            int c0 = p * panel;
-            int cw = k - c0 < panel ? k - c0 : panel;
-            int tid = 0;
-#ifdef _OPENMP
-            tid = omp_get_thread_num();
-#endif
-            int pinfo = 0;
-            F77_CALL(dormtr)("L", "L", "N", &n, &cw, pa[tid], &n, tau, z + (size_t) c0 * nn,
-                             &n, pwork + (size_t) plw * tid, &plw, &pinfo
-                             FCONE FCONE FCONE);
-            if (pinfo != 0) fails++;
-        }
-        rff_blas_set_threads(prev);
-        if (fails) { UNPROTECT(2); return R_NilValue; }
-        /* decreasing order, as eigen() gives */
-        double *vv = REAL(values), *lv = REAL(left);
-        for (int j = 0; j < k; j++) {
-            vv[j] = w[k - 1 - j];
-            memcpy(lv + (size_t) j * nn, z + (size_t) (k - 1 - j) * nn,
-                   sizeof(double) * nn);
-        }
-    }
-    SEXP out = rff_list2("values", values, "left", left);
     UNPROTECT(2);
+    int nprotect = 0;
+    SEXP values = PROTECT(Rf_allocVector(REALSXP, D)); nprotect++;
+    SEXP vectors = PROTECT(Rf_allocMatrix(REALSXP, D, D)); nprotect++;
+    double *a = (double *) R_alloc((size_t) D * D, sizeof(double));
+    memcpy(a, REAL(A), sizeof(double) * (size_t) D * D);
+    int *isuppz = (int *) R_alloc(2 * (size_t) D, sizeof(int));
+    double vl = 0, vu = 0, abstol = 0, wq = 0;
+    int il = 0, iu = 0;
+    F77_CALL(dsyevr)("V", "A", "U", &D, a, &D, &vl, &vu, &il, &iu, &abstol, &m,
+                     REAL(values), REAL(vectors), &D, isuppz, &wq, &lwork,
+                     &iwq, &liwork, &info FCONE FCONE FCONE);
+    if (info != 0) Rf_error("dsyevr workspace query failed (info = %d)", info);
+    lwork = (int) wq;
+    liwork = iwq;
+    double *work = (double *) R_alloc((size_t) lwork, sizeof(double));
+    int *iwork = (int *) R_alloc((size_t) liwork, sizeof(int));
+    F77_CALL(dsyevr)("V", "A", "U", &D, a, &D, &vl, &vu, &il, &iu, &abstol, &m,
+                     REAL(values), REAL(vectors), &D, isuppz, work, &lwork,
+                     iwork, &liwork, &info FCONE FCONE FCONE);
+    if (info != 0) Rf_error("the eigendecomposition failed (dsyevr info = %d)", info);
+    /* all D were asked for; fewer would leave values and vectors unset */
+    if (m != D)
+        Rf_error("the eigendecomposition found %d of %d eigenvalues", m, D);
+    SEXP out = rff_list2("values", values, "vectors", vectors);
+    UNPROTECT(nprotect);
     return out;
 }

@@ -1,7 +1,7 @@
 /* Ridge regression on random features: sufficient statistics accumulated
    over row blocks (Z'Z by dsyrk, Z'y, column sums), never the n x D feature
    matrix; and the two solves, Cholesky for one lambda and a symmetric
-   eigendecomposition (dsyevr) for a whole lambda path. */
+   eigendecomposition (src/eigen.c) for a whole lambda path. */
 #include "rff.h"
 
 static int rff_blas_int(double v, const char *what)
@@ -189,42 +189,6 @@ SEXP rff_ridge_chol(SEXP A, SEXP B, SEXP nl_)
     SET_VECTOR_ELT(out, 0, beta);
     SET_VECTOR_ELT(out, 1, Rf_ScalarReal(trinv));
     SET_VECTOR_ELT(out, 2, Rf_ScalarInteger(info));
-    UNPROTECT(nprotect);
-    return out;
-}
-
-/* All eigenvalues (ascending) and eigenvectors of the symmetric matrix A,
-   by dsyevr (upper triangle used). */
-SEXP rff_ridge_eigen(SEXP A)
-{
-    rff_check_real_matrix(A, "A");
-    int D = Rf_nrows(A), m = 0, info = 0, lwork = -1, liwork = -1, iwq = 0;
-    if (Rf_ncols(A) != D) Rf_error("`A` must be square");
-    rff_check_finite(REAL(A), (R_xlen_t) D * D, "A");
-    int nprotect = 0;
-    SEXP values = PROTECT(Rf_allocVector(REALSXP, D)); nprotect++;
-    SEXP vectors = PROTECT(Rf_allocMatrix(REALSXP, D, D)); nprotect++;
-    double *a = (double *) R_alloc((size_t) D * D, sizeof(double));
-    memcpy(a, REAL(A), sizeof(double) * (size_t) D * D);
-    int *isuppz = (int *) R_alloc(2 * (size_t) D, sizeof(int));
-    double vl = 0, vu = 0, abstol = 0, wq = 0;
-    int il = 0, iu = 0;
-    F77_CALL(dsyevr)("V", "A", "U", &D, a, &D, &vl, &vu, &il, &iu, &abstol, &m,
-                     REAL(values), REAL(vectors), &D, isuppz, &wq, &lwork,
-                     &iwq, &liwork, &info FCONE FCONE FCONE);
-    if (info != 0) Rf_error("dsyevr workspace query failed (info = %d)", info);
-    lwork = (int) wq;
-    liwork = iwq;
-    double *work = (double *) R_alloc((size_t) lwork, sizeof(double));
-    int *iwork = (int *) R_alloc((size_t) liwork, sizeof(int));
-    F77_CALL(dsyevr)("V", "A", "U", &D, a, &D, &vl, &vu, &il, &iu, &abstol, &m,
-                     REAL(values), REAL(vectors), &D, isuppz, work, &lwork,
-                     iwork, &liwork, &info FCONE FCONE FCONE);
-    if (info != 0) Rf_error("the eigendecomposition failed (dsyevr info = %d)", info);
-    /* all D were asked for; fewer would leave values and vectors unset */
-    if (m != D)
-        Rf_error("the eigendecomposition found %d of %d eigenvalues", m, D);
-    SEXP out = rff_list2("values", values, "vectors", vectors);
     UNPROTECT(nprotect);
     return out;
 }

@@ -179,15 +179,15 @@ msg <- function(expr) tryCatch({ expr; "no error" }, error = function(e) conditi
 set.seed(1)
 A <- crossprod(matrix(rnorm(200), 20))
 bad <- A; bad[3, 3] <- NaN
-stopifnot(grepl("missing or infinite", msg(.Call(rff:::C_rff_ridge_eigen, bad))))
-stopifnot(grepl("missing or infinite", msg(.Call(rff:::C_rff_ridge_eigen, matrix(NaN, 10, 10)))))
+stopifnot(grepl("missing or infinite", msg(.Call(rff:::C_rff_ridge_eigen, bad, 1L))))
+stopifnot(grepl("missing or infinite", msg(.Call(rff:::C_rff_ridge_eigen, matrix(NaN, 10, 10), 1L))))
 bad[3, 3] <- Inf
-stopifnot(grepl("missing or infinite", msg(.Call(rff:::C_rff_ridge_eigen, bad))))
+stopifnot(grepl("missing or infinite", msg(.Call(rff:::C_rff_ridge_eigen, bad, 1L))))
 stopifnot(grepl("missing or infinite", msg(.Call(rff:::C_rff_ridge_chol, bad, A[, 1:2], 0.1))))
 B <- A[, 1:2]; B[1] <- NA
 stopifnot(grepl("missing or infinite", msg(.Call(rff:::C_rff_ridge_chol, A, B, 0.1))))
 # finite input: the eigenvalues and the solve of base R
-e <- .Call(rff:::C_rff_ridge_eigen, A)
+e <- .Call(rff:::C_rff_ridge_eigen, A, 2L)
 stopifnot(isTRUE(all.equal(e$values, rev(eigen(A, symmetric = TRUE)$values), tolerance = 1e-10)))
 r <- .Call(rff:::C_rff_ridge_chol, A, A[, 1:2], 0.1)
 stopifnot(isTRUE(all.equal(r$coefficients, solve(A + diag(0.1, 10), A[, 1:2]), tolerance = 1e-10)))

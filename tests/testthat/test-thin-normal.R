@@ -139,3 +139,54 @@ test_that("features that overflow in a fit on fewer rows than features are an er
     expect_match(conditionMessage(e), "overflow")
   }
 })
+
+test_that("a candidate only scored keeps A's eigenpairs above 1e-12 of the largest: the same criteria", {
+  set.seed(75)
+  n <- 300
+  D <- 120
+  x <- matrix(rnorm(n * 2), n, 2)
+  y <- cbind(sin(2 * x[, 1]) + rnorm(n, sd = 0.2), x[, 2])
+  md <- list(x = x, y = y, weights = runif(n))
+  # a long lengthscale: most of A's eigenvalues are below 1e-12 of the top
+  m <- rff_map(2, D = D, lengthscale = 3)
+  path <- rff:::check_path(NULL, 30, 1e-6)
+  fit <- function(...) rff:::ridge_rows_fit(md, m, seq_len(n), path, TRUE, 64L, 1L, "loo",
+                                            score_only = TRUE, ...)
+  full <- fit()
+  part <- fit(partial = TRUE)
+  A <- rff:::normal_equations(rff_stats(x, y, map = m, weights = md$weights))$A
+  ev <- eigen(A, symmetric = TRUE, only.values = TRUE)$values
+  expect_lt(sum(ev > 1e-12 * ev[1]), D / 2)
+  for (f in c("lambda", "df", "rss", "gcv", "loo", "lambda_best", "best")) {
+    expect_equal(part[[f]], full[[f]], tolerance = 1e-8, info = f)
+  }
+  # a single lambda, or a fit that is not only scored: the whole problem
+  one <- rff:::check_path(0.01, 1, 1e-6)
+  expect_identical(rff:::ridge_rows_fit(md, m, seq_len(n), one, TRUE, 64L, 1L, "loo",
+                                        score_only = TRUE, partial = TRUE)$coefficients,
+                   rff:::ridge_rows_fit(md, m, seq_len(n), one, TRUE, 64L, 1L, "loo",
+                                        score_only = TRUE)$coefficients)
+  expect_identical(rff:::ridge_rows_fit(md, m, seq_len(n), path, TRUE, 64L, 1L, "loo",
+                                        partial = TRUE)$coefficients,
+                   rff:::ridge_rows_fit(md, m, seq_len(n), path, TRUE, 64L, 1L, "loo")$coefficients)
+})
+
+test_that("the search asks for kept eigenpairs only of candidates it does not refit", {
+  seen <- function(n, D) {
+    m <- list(x = matrix(rnorm(n), n, 1), weights = NULL, median = 2,
+              map = rff_map(1, D = D, lengthscale = 1))
+    got <- logical()
+    fit_rows <- function(map, rows, score_only, partial = FALSE, ...) {
+      got <<- c(got, partial)
+      list(criterion = "LOO", loo = abs(log(map$lengthscale / 2)), best = 1L,
+           lambda_best = 1, normal = list(A = 1))
+    }
+    rff:::select_lengthscale(m, fit_rows)
+    unique(got)
+  }
+  set.seed(76)
+  expect_identical(seen(300, 1000), FALSE)   # every feature, every row: the winner is the fit
+  expect_identical(seen(500, 1000), TRUE)    # the first 400 features
+  expect_identical(seen(3000, 1000), FALSE)
+  expect_identical(seen(12000, 100), TRUE)   # a subsample of the rows
+})
