@@ -29,26 +29,15 @@ extern void F77_NAME(dstemr)(const char *jobz, const char *range, const int *n,
 
 /* z (n x k) <- Q z, Q the product of dsytrd's reflectors (in a, tau),
    in fixed panels of columns shared among rff's threads (each column is
-   transformed alone: the same result for any partition); 0 when dormtr
-   fails. Under a BLAS with threads of its own, one call on its threads. */
+   transformed alone; the partition is fixed, so the result does not depend
+   on `threads`, under any BLAS: OpenBLAS's dgemm on its own threads rounds
+   differently on one thread and on two); 0 when dormtr fails. */
 static int back_transform(const double *a, int n, const double *tau, double *z, int k,
                           int threads)
 {
     size_t nn = (size_t) n;
     int info = 0, lwork = -1;
     double wq = 0;
-    if (rff_blas_split() == RFF_SPLIT_BLAS) {
-        F77_CALL(dormtr)("L", "L", "N", &n, &k, a, &n, tau, z, &n, &wq, &lwork, &info
-                         FCONE FCONE FCONE);
-        if (info != 0) return 0;
-        lwork = (int) wq > 1 ? (int) wq : 1;
-        double *work = (double *) R_alloc((size_t) lwork, sizeof(double));
-        int prev = rff_blas_set_threads(threads);
-        F77_CALL(dormtr)("L", "L", "N", &n, &k, a, &n, tau, z, &n, work, &lwork, &info
-                         FCONE FCONE FCONE);
-        rff_blas_set_threads(prev);
-        return info == 0;
-    }
     int panel = RFF_EIGEN_PANEL;
     int np = (k + panel - 1) / panel;
     F77_CALL(dormtr)("L", "L", "N", &n, &panel, a, &n, tau, z, &n, &wq, &lwork, &info

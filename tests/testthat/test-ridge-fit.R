@@ -55,6 +55,13 @@ test_that("\"auto\" scores its candidates on the map's first features between 40
   expect_identical(rff:::auto_score_map(ph, 500)$phase, ph$phase[1:400])
   ny <- rff_map(3, D = 500, sampler = "nystrom", landmarks = matrix(rnorm(1500), 500))
   expect_identical(rff:::auto_score_map(ny, 1000), ny)
+  # a subsample of more rows: the first 1000 features of larger maps
+  big <- rff_map(3, D = 2000)
+  expect_identical(rff:::auto_score_map(big, 12000, subsampled = TRUE)$omega, big$omega[, 1:500])
+  expect_identical(rff:::auto_score_map(big, 12000), big)
+  expect_identical(rff:::auto_score_map(m, 12000, subsampled = TRUE), m)
+  nyb <- rff_map(3, D = 1500, sampler = "nystrom", landmarks = matrix(rnorm(4500), 1500))
+  expect_identical(rff:::auto_score_map(nyb, 12000, subsampled = TRUE), nyb)
 })
 
 test_that("\"auto\" on 401 to 2,000 rows: candidates scored on 400 features, the winner fitted on all", {
