@@ -1,17 +1,16 @@
-/* The eigenproblem of an n x n Gram matrix (the thin eigenproblem of a
-   lambda path with fewer rows than features), keeping only the eigenpairs
-   the path uses: those above a fraction of the largest eigenvalue. The
-   LAPACK steps of dsyevr done one by one, so that the eigenvalues are known
-   before any eigenvector is computed: Householder tridiagonalization
-   (dsytrd), all eigenvalues of the tridiagonal matrix (dsterf), the kept
-   eigenvectors of the tridiagonal matrix by MRRR (dstemr), and their back
-   transformation by the Householder reflectors (dormtr) in fixed panels of
-   columns shared among rff's threads. The back transformation of all n
-   vectors is two thirds of dsyevr's work; a smooth kernel's Gram matrix
-   has few eigenvalues above 1e-12 of its largest (114 of 750 on quakes),
-   and only their vectors are formed. Above blas.c and runtime.c. */
+/* Symmetric eigenproblems of ridge paths: the D x D matrix Z'Z, or the
+   n x n Gram matrix of the thin eigenproblem (fewer rows than features),
+   of which only the eigenpairs the path uses are kept: those above a
+   fraction of the largest eigenvalue. The LAPACK steps of dsyevr done one
+   by one: Householder tridiagonalization (dsytrd), all eigenpairs of the
+   tridiagonal matrix by MRRR (dstemr, O(n^2)), and the back transformation
+   of the kept eigenvectors by the Householder reflectors (dormtr), in
+   fixed panels of columns shared among rff's threads. That back
+   transformation of all n vectors is two thirds of dsyevr's work; a smooth
+   kernel's Gram matrix has few eigenvalues above 1e-12 of its largest (114
+   of 750 on quakes), and only their vectors are transformed. Above blas.c
+   and runtime.c. */
 #include "rff.h"
-#include <float.h>
 
 /* Columns of the eigenvectors per dormtr call: a fixed partition, so the
    result does not depend on the number of threads. */
@@ -30,14 +29,27 @@ extern void F77_NAME(dstemr)(const char *jobz, const char *range, const int *n,
 /* z (n x k) <- Q z, Q the product of dsytrd's reflectors (in a, tau),
    in fixed panels of columns shared among rff's threads (each column is
    transformed alone; the partition is fixed, so the result does not depend
-   on `threads`, under any BLAS: OpenBLAS's dgemm on its own threads rounds
-   differently on one thread and on two); 0 when dormtr fails. */
+   on `threads`); under a BLAS with threads of its own (OpenBLAS, BLIS),
+   one call on them. 0 when dormtr fails. */
 static int back_transform(const double *a, int n, const double *tau, double *z, int k,
                           int threads)
 {
     size_t nn = (size_t) n;
     int info = 0, lwork = -1;
     double wq = 0;
+    if (rff_blas_split() == RFF_SPLIT_BLAS) {
+        /* one call on the BLAS's threads as they are (as dsyevr would run):
+           panels would each read all the reflectors again, and setting the
+           BLAS's threads from `threads` would change its rounding */
+        F77_CALL(dormtr)("L", "L", "N", &n, &k, a, &n, tau, z, &n, &wq, &lwork, &info
+                         FCONE FCONE FCONE);
+        if (info != 0) return 0;
+        lwork = (int) wq > 1 ? (int) wq : 1;
+        double *work = (double *) R_alloc((size_t) lwork, sizeof(double));
+        F77_CALL(dormtr)("L", "L", "N", &n, &k, a, &n, tau, z, &n, work, &lwork, &info
+                         FCONE FCONE FCONE);
+        return info == 0;
+    }
     int panel = RFF_EIGEN_PANEL;
     int np = (k + panel - 1) / panel;
     F77_CALL(dormtr)("L", "L", "N", &n, &panel, a, &n, tau, z, &n, &wq, &lwork, &info
@@ -100,37 +112,19 @@ static SEXP sym_eigen(SEXP A, double rel_tol, int all, int threads)
         F77_CALL(dsytrd)("L", &n, a, &n, d, e, tau, work, &lwork, &info FCONE);
         if (info != 0) return R_NilValue;
     }
-    int k = n;
-    double top = 0;
-    if (!all) {
-        /* all eigenvalues (ascending) from copies: dsterf overwrites d and e */
-        double *ev = (double *) R_alloc(nn + 1, sizeof(double));
-        double *ee = (double *) R_alloc(nn + 1, sizeof(double));
-        if (n > 0) {
-            memcpy(ev, d, sizeof(double) * nn);
-            if (n > 1) memcpy(ee, e, sizeof(double) * (nn - 1));
-            F77_CALL(dsterf)(&n, ev, ee, &info);
-            if (info != 0) return R_NilValue;
-        }
-        top = n > 0 && ev[n - 1] > 0 ? ev[n - 1] : 0;
-        k = 0;
-        for (int i = 0; i < n; i++) if (ev[i] > top * rel_tol) k++;
-    }
+    /* all eigenpairs of the tridiagonal matrix by MRRR (O(n^2), as dsyevr
+       does), ascending */
     double *w = (double *) R_alloc(nn + 1, sizeof(double));
-    double *z = NULL;
-    if (k > 0) {
-        /* all, or the eigenvalues in (top * rel_tol, 2 top]: by value, not
-           by index (MRRR may return more than an index range asks for when
-           eigenvalues cluster at its end), with room for all n */
+    double *z = (double *) R_alloc(nn * nn + 1, sizeof(double));
+    int k = 0;
+    if (n > 0) {
         int il = 0, iu = 0, m = 0, liwork = -1, iwq = 0, tryrac = 1, nzc = n;
-        double vl = top * rel_tol, vu = 2 * top + DBL_MIN;
+        double vl = 0, vu = 0;
         int *isuppz = (int *) R_alloc(2 * nn, sizeof(int));
-        z = (double *) R_alloc(nn * nn, sizeof(double));
-        const char *range = all ? "A" : "V";
         /* dstemr needs e of length n */
         e[n - 1] = 0;
         lwork = -1;
-        F77_CALL(dstemr)("V", range, &n, d, e, &vl, &vu, &il, &iu, &m, w, z, &n, &nzc,
+        F77_CALL(dstemr)("V", "A", &n, d, e, &vl, &vu, &il, &iu, &m, w, z, &n, &nzc,
                          isuppz, &tryrac, &wq, &lwork, &iwq, &liwork, &info
                          FCONE FCONE);
         if (info != 0) return R_NilValue;
@@ -138,22 +132,25 @@ static SEXP sym_eigen(SEXP A, double rel_tol, int all, int threads)
         liwork = iwq > 1 ? iwq : 1;
         double *work = (double *) R_alloc((size_t) lwork, sizeof(double));
         int *iwork = (int *) R_alloc((size_t) liwork, sizeof(int));
-        F77_CALL(dstemr)("V", range, &n, d, e, &vl, &vu, &il, &iu, &m, w, z, &n, &nzc,
+        F77_CALL(dstemr)("V", "A", &n, d, e, &vl, &vu, &il, &iu, &m, w, z, &n, &nzc,
                          isuppz, &tryrac, work, &lwork, iwork, &liwork, &info
                          FCONE FCONE);
-        if (info != 0 || m < 1 || m > n || (all && m != n)) return R_NilValue;
-        /* a count at the threshold that rounding moved by an eigenvalue */
-        k = m;
-        if (!back_transform(a, n, tau, z, k, threads)) return R_NilValue;
+        if (info != 0 || m != n) return R_NilValue;
+        /* the kept ones are the last k: only their vectors are transformed */
+        double top = w[n - 1] > 0 ? w[n - 1] : 0;
+        if (all) k = n;
+        else for (int i = 0; i < n; i++) if (w[i] > top * rel_tol) k++;
     }
+    double *wk = w + (n - k), *zk = z + (size_t) (n - k) * nn;
+    if (k > 0 && !back_transform(a, n, tau, zk, k, threads)) return R_NilValue;
     SEXP values = PROTECT(Rf_allocVector(REALSXP, k));
     SEXP vectors = PROTECT(Rf_allocMatrix(REALSXP, n, k));
     double *vv = REAL(values), *lv = REAL(vectors);
     for (int j = 0; j < k; j++) {
         /* decreasing order for the kept eigenpairs, as eigen() gives */
         int src = all ? j : k - 1 - j;
-        vv[j] = w[src];
-        memcpy(lv + (size_t) j * nn, z + (size_t) src * nn, sizeof(double) * nn);
+        vv[j] = wk[src];
+        memcpy(lv + (size_t) j * nn, zk + (size_t) src * nn, sizeof(double) * nn);
     }
     SEXP out = rff_list2("values", values, "vectors", vectors);
     UNPROTECT(2);
