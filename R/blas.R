@@ -29,9 +29,14 @@
 #' ([rff_glm()]'s products of each row block), or are small and run on one
 #' BLAS thread (predictions). A threaded
 #' BLAS is given back its own setting after every call (also after an
-#' interrupt). LAPACK's solves of the D x D system (`dpotrf`, `dsyevr`) run
-#' outside rff's threads with the BLAS's own setting
-#' (`OPENBLAS_NUM_THREADS`, `MKL_NUM_THREADS`, ...).
+#' interrupt). LAPACK's Cholesky solve of the D x D system (`dpotrf`) and
+#' the tridiagonalization of an eigendecomposition (`dsytrd`) run outside
+#' rff's threads with the BLAS's own setting (`OPENBLAS_NUM_THREADS`,
+#' `MKL_NUM_THREADS`, ...); the eigenvectors' back transformation
+#' (`dormtr`) runs in one call on the BLAS's own threads under OpenBLAS and
+#' BLIS, and otherwise (the reference BLAS, MKL) in fixed panels of 64
+#' columns among rff's threads with the BLAS on one thread (each further
+#' thread holding a copy of the n x n reflectors, at most 256 MB of them).
 #'
 #' Nested threads were the trap this avoids: with OpenBLAS on two cores, a
 #' BLAS with two threads called from each of two rff threads made a ridge fit

@@ -121,6 +121,9 @@ check_fit <- function(object, arg = "object") {
                           NROW(sys$b) != D || any(!is.finite(sys$b)))) {
     damaged(sprintf("`normal` must hold a finite %d x %d matrix `A` and %d rows `b`", D, D, D))
   }
+  if (!is.null(sys) && scored_system(sys)) {
+    damaged("`normal` must hold the matrix `A` or its thin eigenproblem `thin`")
+  }
   th <- sys$thin
   if (!is.null(th) && (!is.list(th) || !is.double(th$vectors) || !is.matrix(th$vectors) ||
                        nrow(th$vectors) != D || !is.double(th$values) ||

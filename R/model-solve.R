@@ -83,7 +83,12 @@ solve_path <- function(sys, lambda, eig = NULL, threads = 1L) {
   beta <- array(0, c(D, q, L))
   rss <- matrix(0, L, q)
   df <- numeric(L)
-  if (is.null(eig) && !is.null(sys$thin)) eig <- sys$thin
+  if (is.null(eig) && !is.null(sys$thin)) {
+    # normal equations by their thin eigenproblem: A has rank below D, so
+    # Z'Z + n lambda I is singular at lambda = 0, as from the statistics
+    eig <- sys$thin
+    if (any(lambda <= 0) && ncol(eig$vectors) < nrow(eig$vectors)) singular_abort(0)
+  }
   if (L == 1L && is.null(eig)) {
     method <- "cholesky"
     r <- .Call(C_rff_ridge_chol, A, sys$b, n * lambda)

@@ -140,13 +140,16 @@
 #'
 #' **Lambda.** A single `lambda` is solved by a Cholesky factorization
 #' (LAPACK `dpotrf`/`dpotrs`). Several values, or `lambda = NULL`, use one
-#' symmetric eigendecomposition Z'Z = V diag(s) V' (LAPACK `dsyevr`), after
-#' which each lambda costs O(D^2): beta = V diag(1 / (s + n lambda)) V'Z'y.
+#' symmetric eigendecomposition Z'Z = V diag(s) V' (LAPACK's `dsytrd`,
+#' `dstemr` and `dormtr`, the steps of `dsyevr`, which solves it should one
+#' of them fail), after which each lambda costs O(D^2): beta = V diag(1 /
+#' (s + n lambda)) V'Z'y.
 #' With `lambda = NULL` the path has `nlambda` log-spaced values from
 #' lambda_max = trace(Zc'Zc) / n, at which fewer than one degree of freedom
 #' is used, down to `lambda_min_ratio * lambda_max`, in decreasing order.
 #' The fit keeps the normal equations (D x D), so [predict()] can solve at
-#' any other lambda exactly. With fewer rows than features the path is
+#' any other lambda exactly (with fewer rows than features, exactly up to
+#' the dropped eigenvalues below). With fewer rows than features the path is
 #' solved from the n x n Gram matrix of the centred features instead:
 #' only the eigenvalues above 1e-12 of the largest are kept, and only
 #' their eigenvectors are formed (a smooth kernel's Gram matrix has few:

@@ -15,6 +15,9 @@
 /* Columns of the eigenvectors per dormtr call: a fixed partition, so the
    result does not depend on the number of threads. */
 #define RFF_EIGEN_PANEL 64
+/* The most memory the back transformation's further threads may take for
+   their copies of the reflectors (bytes): 256 MB, 2 threads up to n = 5792. */
+#define RFF_EIGEN_COPY_BYTES 268435456.0
 
 /* dstemr is part of every LAPACK that has dsyevr (which calls it), but
    R's header does not declare it. */
@@ -57,6 +60,10 @@ static int back_transform(const double *a, int n, const double *tau, double *z, 
     if (info != 0) return 0;
     int plw = (int) wq > 1 ? (int) wq : 1;
     if (threads > np) threads = np;
+    /* each further thread copies the n x n reflectors: at most
+       RFF_EIGEN_COPY_BYTES of copies in all */
+    double copies = RFF_EIGEN_COPY_BYTES / ((double) nn * nn * sizeof(double));
+    if (threads - 1 > copies) threads = 1 + (int) copies;
     if (threads < 1) threads = 1;
     double *pwork = (double *) R_alloc((size_t) plw * threads, sizeof(double));
     /* dormtr writes to the reflectors while it runs (each one's leading
@@ -90,20 +97,25 @@ static int back_transform(const double *a, int n, const double *tau, double *z, 
 }
 
 /* The eigenpairs of the symmetric matrix A (n x n; its lower triangle is
-   read): all n (`all`, in increasing order, as dsyevr gives them), or those
-   above rel_tol times the largest (and above 0), in decreasing order; a list
-   (values, vectors), or NULL when a LAPACK step fails. */
-static SEXP sym_eigen(SEXP A, double rel_tol, int all, int threads)
+   read, or its upper one with `upper`): all n (`all`, in increasing order,
+   as dsyevr gives them), or those above rel_tol times the largest (and
+   above 0), in decreasing order; a list (values, vectors), or NULL when a
+   LAPACK step fails. Memory beside A: its reflectors and the vectors (2 n^2
+   for all, as dsyevr), and for the kept ones the tridiagonal matrix's n
+   vectors, plus the copies of back_transform(). */
+static SEXP sym_eigen(SEXP A, double rel_tol, int all, int upper, int threads)
 {
     int n = Rf_nrows(A);
-    int info = 0, lwork = -1;
+    int info = 0, lwork = -1, nprot = 0;
     double wq = 0;
     size_t nn = (size_t) n;
+    SEXP out = R_NilValue;
     double *a = (double *) R_alloc(nn * nn + 1, sizeof(double));
     double *d = (double *) R_alloc(nn + 1, sizeof(double));
     double *e = (double *) R_alloc(nn + 1, sizeof(double));
     double *tau = (double *) R_alloc(nn + 1, sizeof(double));
     if (n > 0) memcpy(a, REAL(A), sizeof(double) * nn * nn);
+    if (upper) rff_mirror_upper(a, n, n);
     if (n > 0) {
         F77_CALL(dsytrd)("L", &n, a, &n, d, e, tau, &wq, &lwork, &info FCONE);
         if (info != 0) return R_NilValue;
@@ -113,9 +125,18 @@ static SEXP sym_eigen(SEXP A, double rel_tol, int all, int threads)
         if (info != 0) return R_NilValue;
     }
     /* all eigenpairs of the tridiagonal matrix by MRRR (O(n^2), as dsyevr
-       does), ascending */
-    double *w = (double *) R_alloc(nn + 1, sizeof(double));
-    double *z = (double *) R_alloc(nn * nn + 1, sizeof(double));
+       does), ascending: for all of them, straight into the result */
+    SEXP values = R_NilValue, vectors = R_NilValue;
+    double *w, *z;
+    if (all) {
+        values = PROTECT(Rf_allocVector(REALSXP, n)); nprot++;
+        vectors = PROTECT(Rf_allocMatrix(REALSXP, n, n)); nprot++;
+        w = REAL(values);
+        z = REAL(vectors);
+    } else {
+        w = (double *) R_alloc(nn + 1, sizeof(double));
+        z = (double *) R_alloc(nn * nn + 1, sizeof(double));
+    }
     int k = 0;
     if (n > 0) {
         int il = 0, iu = 0, m = 0, liwork = -1, iwq = 0, tryrac = 1, nzc = n;
@@ -127,7 +148,7 @@ static SEXP sym_eigen(SEXP A, double rel_tol, int all, int threads)
         F77_CALL(dstemr)("V", "A", &n, d, e, &vl, &vu, &il, &iu, &m, w, z, &n, &nzc,
                          isuppz, &tryrac, &wq, &lwork, &iwq, &liwork, &info
                          FCONE FCONE);
-        if (info != 0) return R_NilValue;
+        if (info != 0) goto done;
         lwork = (int) wq > 1 ? (int) wq : 1;
         liwork = iwq > 1 ? iwq : 1;
         double *work = (double *) R_alloc((size_t) lwork, sizeof(double));
@@ -135,25 +156,28 @@ static SEXP sym_eigen(SEXP A, double rel_tol, int all, int threads)
         F77_CALL(dstemr)("V", "A", &n, d, e, &vl, &vu, &il, &iu, &m, w, z, &n, &nzc,
                          isuppz, &tryrac, work, &lwork, iwork, &liwork, &info
                          FCONE FCONE);
-        if (info != 0 || m != n) return R_NilValue;
+        if (info != 0 || m != n) goto done;
         /* the kept ones are the last k: only their vectors are transformed */
         double top = w[n - 1] > 0 ? w[n - 1] : 0;
         if (all) k = n;
         else for (int i = 0; i < n; i++) if (w[i] > top * rel_tol) k++;
     }
     double *wk = w + (n - k), *zk = z + (size_t) (n - k) * nn;
-    if (k > 0 && !back_transform(a, n, tau, zk, k, threads)) return R_NilValue;
-    SEXP values = PROTECT(Rf_allocVector(REALSXP, k));
-    SEXP vectors = PROTECT(Rf_allocMatrix(REALSXP, n, k));
-    double *vv = REAL(values), *lv = REAL(vectors);
-    for (int j = 0; j < k; j++) {
-        /* decreasing order for the kept eigenpairs, as eigen() gives */
-        int src = all ? j : k - 1 - j;
-        vv[j] = wk[src];
-        memcpy(lv + (size_t) j * nn, zk + (size_t) src * nn, sizeof(double) * nn);
+    if (k > 0 && !back_transform(a, n, tau, zk, k, threads)) goto done;
+    if (!all) {
+        values = PROTECT(Rf_allocVector(REALSXP, k)); nprot++;
+        vectors = PROTECT(Rf_allocMatrix(REALSXP, n, k)); nprot++;
+        double *vv = REAL(values), *lv = REAL(vectors);
+        for (int j = 0; j < k; j++) {
+            /* decreasing order for the kept eigenpairs, as eigen() gives */
+            int src = k - 1 - j;
+            vv[j] = wk[src];
+            memcpy(lv + (size_t) j * nn, zk + (size_t) src * nn, sizeof(double) * nn);
+        }
     }
-    SEXP out = rff_list2("values", values, "vectors", vectors);
-    UNPROTECT(2);
+    out = rff_list2("values", values, "vectors", vectors);
+done:
+    UNPROTECT(nprot);
     return out;
 }
 
@@ -170,7 +194,7 @@ SEXP rff_gram_eigen(SEXP K, SEXP rel_tol_, SEXP threads_)
     if (!(rel_tol >= 0) || !(rel_tol < 1)) Rf_error("`rel_tol` must be in [0, 1)");
     int threads = rff_threads(threads_);
     rff_check_finite(REAL(K), (R_xlen_t) n * n, "K");
-    SEXP e = PROTECT(sym_eigen(K, rel_tol, 0, threads));
+    SEXP e = PROTECT(sym_eigen(K, rel_tol, 0, 0, threads));
     SEXP out = R_NilValue;
     if (!Rf_isNull(e))
         out = rff_list2("values", VECTOR_ELT(e, 0), "left", VECTOR_ELT(e, 1));
@@ -188,15 +212,13 @@ SEXP rff_ridge_eigen(SEXP A, SEXP threads_)
     if (Rf_ncols(A) != D) Rf_error("`A` must be square");
     int threads = rff_threads(threads_);
     rff_check_finite(REAL(A), (R_xlen_t) D * D, "A");
-    /* sym_eigen() reads the lower triangle: the upper one mirrored */
-    SEXP Al = PROTECT(Rf_duplicate(A));
-    rff_mirror_upper(REAL(Al), D, D);
-    SEXP fast = PROTECT(sym_eigen(Al, 0, 1, threads));
+    /* the upper triangle, mirrored into sym_eigen()'s copy */
+    SEXP fast = PROTECT(sym_eigen(A, 0, 1, 1, threads));
     if (!Rf_isNull(fast)) {
-        UNPROTECT(2);
+        UNPROTECT(1);
         return fast;
     }
-    UNPROTECT(2);
+    UNPROTECT(1);
     int nprotect = 0;
     SEXP values = PROTECT(Rf_allocVector(REALSXP, D)); nprotect++;
     SEXP vectors = PROTECT(Rf_allocMatrix(REALSXP, D, D)); nprotect++;

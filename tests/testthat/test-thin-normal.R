@@ -125,6 +125,19 @@ test_that("a damaged thin eigenproblem in a fit is an error naming `object`", {
   bad <- fit
   bad$normal$thin$values <- bad$normal$thin$values[-1]
   expect_error(predict(bad, x[1:3, ]), class = "rff_error")
+  # neither the matrix nor its eigenproblem
+  bad <- fit
+  bad$normal$thin <- NULL
+  e <- expect_error(predict(bad, x[1:3, ], lambda = 0.0123), class = "rff_error")
+  expect_identical(e$arg, "object")
+  expect_error(vcov(bad), class = "rff_error")
+  # lambda = 0: Z'Z has rank below D, singular as from the statistics
+  e <- expect_error(predict(fit, x[1:3, ], lambda = 0), class = "rff_error")
+  expect_identical(e$arg, "lambda")
+  expect_match(conditionMessage(e), "singular")
+  e2 <- expect_error(predict(rff_ridge(rff_stats(x, y, map = fit$map)), x[1:3, ], lambda = 0),
+                     class = "rff_error")
+  expect_identical(e2$arg, "lambda")
 })
 
 test_that("features that overflow in a fit on fewer rows than features are an error naming `x`", {
