@@ -54,6 +54,10 @@ scored_system <- function(sys) is.null(sys$A) && is.null(sys$thin)
 # gram_eigen() drops).
 normal_matrix <- function(sys) {
   if (!is.null(sys$A)) return(sys$A)
+  if (!is.matrix(sys$thin$vectors)) {
+    rff_abort("object", paste0("`object` is damaged: `normal` must hold the matrix `A` ",
+                               "or its thin eigenproblem `thin`"))
+  }
   V <- sys$thin$vectors
   tcrossprod(V * rep(sqrt(pmax(sys$thin$values, 0)), each = nrow(V)))
 }

@@ -5,6 +5,12 @@
 # (normal_matrix()) instead of the D x D statistics, against eigen(),
 # rff_stats() and base R.
 
+# Entries of `a` within `tol` of the largest of `b` from those of `b`.
+expect_close <- function(a, b, tol) {
+  expect_equal(dim(a), dim(b))
+  expect_lte(max(abs(a - b)), tol * max(abs(b)))
+}
+
 # U diag(s) U' and the eigenvectors up to sign against eigen()'s kept ones.
 expect_eigen_of <- function(got, K, tol = 1e-9) {
   ref <- eigen(K, symmetric = TRUE)
@@ -14,12 +20,12 @@ expect_eigen_of <- function(got, K, tol = 1e-9) {
   expect_identical(dim(got$left), c(nrow(K), k))
   if (k == 0L) return(invisible())
   top <- max(ref$values)
-  expect_equal(got$values, ref$values[keep], tolerance = tol, scale = top)
+  expect_close(got$values, ref$values[keep], tol)
   expect_true(all(diff(got$values) <= 0))
   expect_equal(crossprod(got$left), diag(k), tolerance = 1e-10, ignore_attr = TRUE)
-  expect_equal(got$left %*% (got$values * t(got$left)),
+  expect_close(got$left %*% (got$values * t(got$left)),
                ref$vectors[, keep, drop = FALSE] %*% (ref$values[keep] * t(ref$vectors[, keep, drop = FALSE])),
-               tolerance = tol, scale = top)
+               tol)
   # each vector up to its sign, where its eigenvalue stands apart from the others
   gap <- c(Inf, -diff(ref$values[keep]))
   apart <- pmin(gap, c(gap[-1L], Inf)) > 1e-3 * top
@@ -79,7 +85,7 @@ test_that("a fit on fewer rows than features keeps A = V diag(s) V', the D x D s
     expect_equal(dim(fit$normal$thin$vectors), c(D, length(fit$normal$thin$values)))
     ref <- rff:::normal_equations(rff_stats(x, y, map = m, weights = w))
     A <- rff:::normal_matrix(fit$normal)
-    expect_equal(A, ref$A, tolerance = 1e-10, scale = max(abs(ref$A)))
+    expect_close(A, ref$A, 1e-10)
     # the path from the statistics: the same coefficients, criteria and
     # intercepts (the coefficients of the smallest lambdas are
     # ill-conditioned: the first half of the path)
@@ -104,7 +110,7 @@ test_that("a fit on fewer rows than features keeps A = V diag(s) V', the D x D s
     s2 <- fit$rss[i] / (fit$n - fit$df[i])
     Minv <- solve(crossprod(Zc * ww, Zc) + W * fit$lambda[i] * diag(D))
     V <- vcov(fit)
-    expect_equal(unname(V[-1, -1]), s2 * Minv, tolerance = 1e-7, scale = max(abs(s2 * Minv)))
+    expect_close(unname(V[-1, -1]), s2 * Minv, 1e-7)
     xn <- matrix(rnorm(10), 5, 2)
     zn <- unclass(rff_features(xn, map = m))[, ] - rep(colSums(Z * ww) / W, each = 5)
     se <- predict(fit, xn, se.fit = TRUE)$se.fit
@@ -130,7 +136,8 @@ test_that("a damaged thin eigenproblem in a fit is an error naming `object`", {
   bad$normal$thin <- NULL
   e <- expect_error(predict(bad, x[1:3, ], lambda = 0.0123), class = "rff_error")
   expect_identical(e$arg, "object")
-  expect_error(vcov(bad), class = "rff_error")
+  e <- expect_error(vcov(bad), class = "rff_error")
+  expect_match(conditionMessage(e), "`object` is damaged")
   # lambda = 0: Z'Z has rank below D, singular as from the statistics
   e <- expect_error(predict(fit, x[1:3, ], lambda = 0), class = "rff_error")
   expect_identical(e$arg, "lambda")
