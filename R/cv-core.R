@@ -264,7 +264,7 @@ heldout_sse_gram <- function(G, tr, ho, y, w, lambda, intercept) {
     ybar <- colSums(yt * wt) / W
   }
   sw <- sqrt(wt)
-  eig <- thin_scores(gram_eigen(Kt * sw * rep(sw, each = nt)), yt, ybar,
+  eig <- thin_scores(gram_eigen(Kt * sw * rep(sw, each = nt), low_rank = TRUE), yt, ybar,
                      if (is.null(w)) NULL else wt)
   Ph <- ((Kh * rep(sw, each = length(ho))) %*% eig$left) /
     rep(sqrt(eig$values), each = length(ho))

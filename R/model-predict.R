@@ -125,12 +125,14 @@ check_fit <- function(object, arg = "object") {
     damaged("`normal` must hold the matrix `A` or its thin eigenproblem `thin`")
   }
   th <- sys$thin
-  if (!is.null(th) && (!is.list(th) || !is.double(th$vectors) || !is.matrix(th$vectors) ||
-                       nrow(th$vectors) != D || !is.double(th$values) ||
-                       length(th$values) != ncol(th$vectors) ||
-                       any(!is.finite(th$vectors)) || any(!is.finite(th$values)) ||
+  finite_matrix <- function(a) is.double(a) && is.matrix(a) && all(is.finite(a))
+  if (!is.null(th) && (!is.list(th) || !finite_matrix(th$left) || !finite_matrix(th$features) ||
+                       ncol(th$features) != D || nrow(th$features) != nrow(th$left) ||
+                       !is.double(th$values) || length(th$values) != ncol(th$left) ||
+                       any(!is.finite(th$values)) || any(th$values <= 0) ||
                        !is.double(sys$b) || NROW(sys$b) != D || any(!is.finite(sys$b)))) {
-    damaged(sprintf("`normal$thin` must hold finite %d-row `vectors` and their `values`", D))
+    damaged(sprintf(paste0("`normal$thin` must hold finite `features` (n x %d), their left ",
+                           "vectors `left` and positive `values`"), D))
   }
   invisible(object)
 }

@@ -49,17 +49,19 @@ dual_system <- function(Z, y, w, intercept) {
 scored_system <- function(sys) is.null(sys$A) && is.null(sys$thin)
 
 # The D x D matrix A of normal equations: kept, or from their thin
-# eigenproblem A = V diag(s) V' (`thin`, fewer rows than features: equal to
-# Zc'WZc up to the eigenvalues below 1e-12 of the largest, which
-# gram_eigen() drops).
+# eigenproblem (`thin`, fewer rows than features: the eigenvalues `values`
+# and left vectors `left` U of M M', M = W^1/2 Zc the weighted centred
+# `features`), A = M'U U'M: equal to Zc'WZc up to the eigenvalues below
+# 1e-12 of the largest, which gram_eigen() drops.
 normal_matrix <- function(sys) {
   if (!is.null(sys$A)) return(sys$A)
-  if (!is.matrix(sys$thin$vectors)) {
+  th <- sys$thin
+  if (!is.matrix(th$left) || !is.matrix(th$features)) {
     rff_abort("object", paste0("`object` is damaged: `normal` must hold the matrix `A` ",
                                "or its thin eigenproblem `thin`"))
   }
-  V <- sys$thin$vectors
-  tcrossprod(V * rep(sqrt(pmax(sys$thin$values, 0)), each = nrow(V)))
+  # A = V diag(s) V' with V = M'U S^-1/2: M'U U'M
+  tcrossprod(crossprod(th$features, th$left))
 }
 
 # The lambda values of a path from check_path(): those given, or `nlambda`
@@ -77,7 +79,8 @@ lambda_values <- function(path, A, w, trace = NULL) {
 # Coefficients (D x q x L), intercepts (q x L), df (L), rss (L x q) at each
 # of the L values of `lambda`, from the normal equations: one Cholesky solve
 # for one value, one eigendecomposition for several (`eig`, when given: the
-# nonzero part from thin_eigen(); otherwise that of A on `threads` cores).
+# nonzero part from thin_eigen(), or normal equations kept by their thin
+# eigenproblem, `thin`; otherwise that of A), on `threads` cores.
 solve_path <- function(sys, lambda, eig = NULL, threads = 1L) {
   A <- sys$A
   n <- if (is.null(sys$w)) sys$n else sys$w
@@ -91,7 +94,8 @@ solve_path <- function(sys, lambda, eig = NULL, threads = 1L) {
     # normal equations by their thin eigenproblem: A has rank below D, so
     # Z'Z + n lambda I is singular at lambda = 0, as from the statistics
     eig <- sys$thin
-    if (any(lambda <= 0) && ncol(eig$vectors) < nrow(eig$vectors)) singular_abort(0)
+    eig$threads <- threads
+    if (any(lambda <= 0) && length(eig$values) < D) singular_abort(0)
   }
   if (L == 1L && is.null(eig)) {
     method <- "cholesky"
@@ -177,7 +181,8 @@ check_psd <- function(values, arg = "x") {
 # projections it does not determine).
 thin_eigen <- function(Z, zbar, w, rows = FALSE, threads = 1L, vectors = TRUE) {
   Zc <- weighted_centred(Z, zbar, w)
-  out <- gram_eigen(.Call(C_rff_ridge_thin_products, Zc, NULL, threads), threads)
+  out <- gram_eigen(.Call(C_rff_ridge_thin_products, Zc, NULL, threads), threads,
+                    low_rank = TRUE)
   s <- out$values
   U <- out$left
   if (vectors) out$vectors <- thin_vectors(Zc, U, s, threads)
@@ -194,9 +199,13 @@ thin_eigen <- function(Z, zbar, w, rows = FALSE, threads = 1L, vectors = TRUE) {
 # an n x n Gram matrix (eigenvalues below 1e-12 of the largest dropped),
 # with no right-hand vectors yet (`vectors`). The dropped eigenvalues'
 # vectors are never formed (C rff_gram_eigen(), on `threads` cores); should
-# a LAPACK step there fail, eigen() solves the whole problem.
-gram_eigen <- function(K, threads = 1L) {
-  e <- .Call(C_rff_gram_eigen, K, 1e-12, threads)
+# a LAPACK step there fail, eigen() solves the whole problem. With
+# `low_rank`, for K positive semidefinite by construction (the products of
+# features), a numerical rank of at most n / 3 is found by K's pivoted
+# Cholesky factor B (K = BB' + S, S of trace below 1e-12 of the largest
+# eigenvalue), and the eigenpairs are those of BB', in O(n r^2).
+gram_eigen <- function(K, threads = 1L, low_rank = FALSE) {
+  e <- .Call(C_rff_gram_eigen, K, 1e-12, threads, low_rank)
   if (!is.null(e)) return(list(values = e$values, vectors = NULL, left = e$left))
   gram_eigen_full(K)
 }

@@ -4,44 +4,25 @@
 # An "rff_ridge" fit from statistics: the path solved at the lambda values
 # of `path` (from check_path()), the best by GCV, or, when `loo` gives rows
 # (x, y, weights, chunk_size, threads) and the path has several values, by
-# leave-one-out cross-validation on those rows. `features` (Z and the
-# weights of all rows, or `eig`, their thin eigenproblem already solved),
-# when given, solve the path's eigenproblem on n x n (thin_eigen()). The
-# normal equations are kept, so that predict() can solve at any other
-# lambda exactly. With `partial`, a path without `features` keeps only A's
-# eigenpairs above 1e-12 of the largest (a candidate only scored); A's
-# eigendecomposition runs on `threads` cores.
-ridge_from_stats <- function(stats, path, loo = NULL, features = NULL, partial = FALSE,
-                             threads = 1L) {
-  ridge_path_fit(normal_equations(stats), stats, path, loo, features, partial, threads)
+# leave-one-out cross-validation on those rows. The normal equations are
+# kept, so that predict() can solve at any other lambda exactly. With
+# `partial`, a path keeps only A's eigenpairs above 1e-12 of the largest (a
+# candidate only scored); A's eigendecomposition runs on `threads` cores.
+ridge_from_stats <- function(stats, path, loo = NULL, partial = FALSE, threads = 1L) {
+  ridge_path_fit(normal_equations(stats), stats, path, loo, NULL, partial, threads)
 }
 
 # The fit of ridge_from_stats() from the normal equations `sys` (of
 # normal_equations() or dual_system()), and `stats` for the map, the number
-# of rows, the intercept and the response names.
+# of rows, the intercept and the response names. `features$eig`, when
+# given, is the path's thin eigenproblem already solved (thin_eigen(), with
+# the scores of thin_scores() or the weighted centred features of the rows
+# for the coefficients, ridge_rows_fit()).
 ridge_path_fit <- function(sys, stats, path, loo = NULL, features = NULL, partial = FALSE,
                            threads = 1L) {
   lambda <- lambda_values(path, sys$A, sys$w, sys$trace)
   eig <- if (!is.null(features) && length(lambda) > 1L) {
-    e <- features$eig
-    rows <- isTRUE(loo$rows_are_features)
-    if (is.null(e)) {
-      e <- thin_eigen(features$Z, sys$zbar, features$w, rows = rows,
-                      threads = features$threads, vectors = FALSE)
-    }
-    if (is.null(e$vectors) && !is.null(sys$A)) {
-      # the coefficients from the features (solve_path()), without the D x r
-      # vectors, unless leave-one-out streams other rows through them
-      Zc <- weighted_centred(features$Z, sys$zbar, features$w)
-      if (!is.null(loo) && !rows) {
-        e$vectors <- thin_vectors(Zc, e$left, e$values, features$threads)
-      } else {
-        e$features <- Zc
-        e$threads <- features$threads
-      }
-      e$u <- NULL
-    }
-    e
+    features$eig
   } else if (isTRUE(partial) && length(lambda) > 1L) {
     # a candidate only scored: A's eigenpairs above 1e-12 of its largest
     g <- gram_eigen(sys$A, threads)
@@ -121,62 +102,58 @@ ridge_rows_fit <- function(m, map, rows, path, intercept, chunk_size, threads, c
   x <- m$x[rows, , drop = FALSE]
   y <- m$y[rows, , drop = FALSE]
   w <- if (is.null(m$weights)) NULL else m$weights[rows]
-  thin <- nrow(x) <= map$D && length(path$lambda) != 1L
-  features <- if (thin) {
-    list(Z = if (is.null(eig$vectors)) .Call(C_rff_features, x, map, threads), w = w,
-         threads = threads, eig = eig)
-  }
+  several <- length(path$lambda) > 1L || (is.null(path$lambda) && path$nlambda > 1L)
+  thin <- nrow(x) <= map$D && several
   loo <- NULL
   if (criterion == "loo") {
     i <- loo_rows(length(rows))
     loo <- list(x = x[i, , drop = FALSE], y = y[i, , drop = FALSE],
                 weights = if (is.null(w)) NULL else w[i],
                 chunk_size = chunk_size, threads = threads,
-                rows_are_features = !is.null(features) && length(i) == nrow(x),
+                rows_are_features = thin && length(i) == nrow(x),
                 row_errors = row_errors)
   }
-  several <- length(path$lambda) > 1L || (is.null(path$lambda) && path$nlambda > 1L)
-  if (score_only && thin && several) {
-    sys <- dual_system(features$Z, y, w, intercept)
+  if (thin && score_only) {
+    Z <- .Call(C_rff_features, x, map, threads)
+    sys <- dual_system(Z, y, w, intercept)
     check_products_finite(sys$b, sys$trace)
     # no coefficients are needed to score: no D x r eigenvectors either,
     # unless leave-one-out streams a subsample of the rows through them
     rows <- isTRUE(loo$rows_are_features)
-    e <- thin_eigen(features$Z, sys$zbar, w, rows = rows, threads = threads,
+    e <- thin_eigen(Z, sys$zbar, w, rows = rows, threads = threads,
                     vectors = !is.null(loo) && !rows)
-    features$eig <- thin_scores(e, y, sys$ybar, w)
+    features <- list(eig = thin_scores(e, y, sys$ybar, w))
     return(ridge_path_fit(sys, rows_stats(map, x, y, w, intercept), path, loo, features))
   }
-  if (thin && several) {
-    # the normal equations by their thin eigenproblem A = V diag(s) V'
-    # (normal_matrix()): no D x D statistics, and the path's coefficients
-    # from the D x r vectors
+  if (thin) {
+    # the normal equations by their thin eigenproblem A = M'U U'M, with M =
+    # W^1/2 Zc the weighted centred features (normal_matrix()): no D x D
+    # statistics, and the path's coefficients M'(U S^-1/2 diag(u / (s + W
+    # lambda))) from the features (solve_path()), without the D x r vectors
     started <- proc.time()[["elapsed"]]
     on.exit(blas_hint(proc.time()[["elapsed"]] - started), add = TRUE)
     pb <- progress_stage("eigenproblem", 2, progress && nrow(x) > chunk_size)
     on.exit(pb$close(), add = TRUE)
-    if (is.null(features$Z)) features$Z <- .Call(C_rff_features, x, map, threads)
-    sys <- dual_system(features$Z, y, w, intercept)
+    Z <- .Call(C_rff_features, x, map, threads)
+    sys <- dual_system(Z, y, w, intercept)
     check_products_finite(sys$b, sys$trace)
-    e <- features$eig
+    e <- eig
     if (is.null(e)) {
-      e <- thin_eigen(features$Z, sys$zbar, w, rows = isTRUE(loo$rows_are_features),
-                      threads = threads, vectors = FALSE)
+      e <- thin_eigen(Z, sys$zbar, w, rows = isTRUE(loo$rows_are_features),
+                      threads = threads, vectors = !is.null(loo) && !isTRUE(loo$rows_are_features))
     }
     pb$set(1)
-    if (is.null(e$vectors)) {
-      e$vectors <- thin_vectors(weighted_centred(features$Z, sys$zbar, w), e$left, e$values,
-                                threads)
-    }
+    e$features <- weighted_centred(Z, sys$zbar, w)
+    rm(Z)
+    e$threads <- threads
     e$u <- NULL
-    features$eig <- e
-    sys$thin <- list(values = e$values, vectors = e$vectors)
-    return(ridge_path_fit(sys, rows_stats(map, x, y, w, intercept), path, loo, features))
+    sys$thin <- list(values = e$values, left = e$left, features = e$features)
+    return(ridge_path_fit(sys, rows_stats(map, x, y, w, intercept), path, loo, list(eig = e)))
   }
   # the statistics' share of the fit's work (the rest: the solve)
   share <- as.double(nrow(x)) * map$D^2 / ridge_cost(nrow(x), map$D)
   stats <- accumulate_stats(x, y, map, intercept, chunk_size, threads, progress, w, share)
-  ridge_from_stats(stats, path, loo, features, partial = partial && score_only, threads)
+  ridge_from_stats(stats, path, loo, partial = partial && score_only, threads = threads)
 }
 
 # What ridge_path_fit() reads of the statistics, for a fit made from the

@@ -155,9 +155,17 @@
 #' their eigenvectors are formed (a smooth kernel's Gram matrix has few:
 #' 114 of 750 on `quakes`), so the eigendecomposition costs the
 #' tridiagonalization (4/3 n^3) and 2 n^2 k for k kept eigenvalues instead
-#' of dsyevr's 4/3 n^3 + 2 n^3; the fit then keeps its normal equations as
-#' A = V diag(s) V' (D x k) rather than the D x D matrix, which it never
-#' forms unless [vcov()] or standard errors ask for it. A dropped
+#' of dsyevr's 4/3 n^3 + 2 n^3. When the Gram matrix's numerical rank r is
+#' at most n / 3 (pivoted Cholesky columns added while a residual diagonal
+#' exceeds 1e-14 of the largest diagonal), the eigenpairs come from that
+#' factor B instead (its QR factorization and the r x r eigenproblem,
+#' O(n r^2)); the dropped residual's trace must be below 1e-12 of the
+#' largest eigenvalue, else the tridiagonal route is taken. The fit then
+#' keeps its normal equations as A = M'U U'M, by the weighted centred
+#' features M (n x D) and the kept left eigenvectors U (n x k, `normal$thin`),
+#' rather than the D x D matrix, which it never forms unless [vcov()] or
+#' standard errors ask for it; the path's coefficients are M'(U S^-1/2
+#' diag(u / (s + n lambda))), without the D x k eigenvectors. A dropped
 #' eigenvalue changes a fitted value by less than 1e-12 of the largest
 #' eigenvalue over n lambda, and a coefficient by about 1e-6 of its size
 #' at the largest lambda (more at the smallest).

@@ -5,7 +5,9 @@
    by one: Householder tridiagonalization (dsytrd), all eigenpairs of the
    tridiagonal matrix by MRRR (dstemr, O(n^2)), and the back transformation
    of the kept eigenvectors by the Householder reflectors (dormtr), in
-   fixed panels of columns shared among rff's threads. That back
+   fixed panels of columns shared among rff's threads; or, for a Gram
+   matrix of numerical rank at most n / 3, from its pivoted Cholesky
+   factor (gram_low_rank()). That back
    transformation of all n vectors is two thirds of dsyevr's work; a smooth
    kernel's Gram matrix has few eigenvalues above 1e-12 of its largest (114
    of 750 on quakes), and only their vectors are transformed. Above blas.c
@@ -18,6 +20,16 @@
 /* The most memory the back transformation's further threads may take for
    their copies of the reflectors (bytes): 256 MB, 2 threads up to n = 5792. */
 #define RFF_EIGEN_COPY_BYTES 268435456.0
+
+/* The low-rank route of a Gram matrix (gram_low_rank()): columns of its
+   pivoted Cholesky factor are added while the largest residual diagonal
+   exceeds RFF_PIVOT_TOL of the largest diagonal, up to rank n /
+   RFF_LOW_RANK_FRACTION (at n / 3 it costs about a third of the
+   tridiagonal route); a residual diagonal below -RFF_PIVOT_NEGATIVE of the
+   largest diagonal means the matrix is not positive semidefinite. */
+#define RFF_PIVOT_TOL 1e-14
+#define RFF_LOW_RANK_FRACTION 3
+#define RFF_PIVOT_NEGATIVE 1e-10
 
 /* dstemr is part of every LAPACK that has dsyevr (which calls it), but
    R's header does not declare it. */
@@ -181,11 +193,144 @@ done:
     return out;
 }
 
+/* The kept eigenpairs (those of sym_eigen() with rel_tol, decreasing) of
+   a Gram matrix K (n x n, positive semidefinite by construction; its lower
+   triangle is read) of low numerical rank, from its pivoted Cholesky
+   factor: K = B B' + S, the columns of B (n x r) added, each at the row of
+   the largest residual diagonal, while that exceeds RFF_PIVOT_TOL of K's
+   largest diagonal; then B = Q R (dgeqrf), R R' = W diag(s) W'
+   (sym_eigen()) and U = Q W (dormqr), so U is orthonormal to rounding.
+   O(n r^2) instead of the O(n^3) of the tridiagonal route. NULL (the
+   caller takes that route) when the rank would exceed n / 3, where this
+   route stops paying, when K has no positive diagonal, when a residual
+   diagonal is negative beyond rounding (K is not a Gram matrix), when the
+   residual S, of trace at most the sum of the residual diagonals, may hold
+   more than rel_tol of the largest eigenvalue, or when a LAPACK step
+   fails. */
+static SEXP gram_low_rank(SEXP K, double rel_tol, int threads)
+{
+    int n = Rf_nrows(K);
+    if (n < RFF_LOW_RANK_FRACTION || !(rel_tol > 0)) return R_NilValue;
+    size_t nn = (size_t) n;
+    const double *k = REAL(K);
+    double *d = (double *) R_alloc(nn, sizeof(double));
+    double top = 0;
+    for (size_t i = 0; i < nn; i++) {
+        d[i] = k[i + i * nn];
+        if (d[i] > top) top = d[i];
+    }
+    if (!(top > 0)) return R_NilValue;
+    double tol = RFF_PIVOT_TOL * top;
+    int cap = n / RFF_LOW_RANK_FRACTION;
+    double *L = (double *) R_alloc(nn * (size_t) cap, sizeof(double));
+    double *row = (double *) R_alloc((size_t) cap + 1, sizeof(double));
+    char *done = (char *) R_alloc(nn, sizeof(char));
+    memset(done, 0, nn);
+    int r = 0, inc = 1;
+    double minus = -1, one = 1;
+    for (;;) {
+        int p = -1;
+        double best = tol;
+        for (int i = 0; i < n; i++) if (!done[i] && d[i] > best) { best = d[i]; p = i; }
+        if (p < 0) break;
+        if (r == cap) return R_NilValue;
+        if (r % 64 == 63) R_CheckUserInterrupt();
+        double *l = L + (size_t) r * nn;
+        /* column p of K from its lower triangle, less the part of the
+           columns already taken */
+        for (int i = 0; i < p; i++) l[i] = k[p + (size_t) i * nn];
+        for (int i = p; i < n; i++) l[i] = k[i + (size_t) p * nn];
+        if (r > 0) {
+            for (int j = 0; j < r; j++) row[j] = L[p + (size_t) j * nn];
+            F77_CALL(dgemv)("N", &n, &r, &minus, L, &n, row, &inc, &one, l, &inc FCONE);
+        }
+        double root = sqrt(best);
+        done[p] = 1;
+        for (int i = 0; i < n; i++) {
+            /* the rows already taken are 0 here, as in exact arithmetic */
+            if (done[i] && i != p) { l[i] = 0; continue; }
+            l[i] /= root;
+        }
+        l[p] = root;
+        d[p] = 0;
+        for (int i = 0; i < n; i++) {
+            if (done[i]) continue;
+            d[i] -= l[i] * l[i];
+            if (d[i] < -RFF_PIVOT_NEGATIVE * top) return R_NilValue;
+        }
+        r++;
+    }
+    if (r == 0) return R_NilValue;
+    double resid = 0;
+    for (int i = 0; i < n; i++) if (!done[i] && d[i] > 0) resid += d[i];
+    /* B = Q R */
+    int info = 0, lwork = -1;
+    double wq = 0;
+    double *tau = (double *) R_alloc((size_t) r, sizeof(double));
+    F77_CALL(dgeqrf)(&n, &r, L, &n, tau, &wq, &lwork, &info);
+    if (info != 0) return R_NilValue;
+    lwork = (int) wq > 1 ? (int) wq : 1;
+    double *work = (double *) R_alloc((size_t) lwork, sizeof(double));
+    F77_CALL(dgeqrf)(&n, &r, L, &n, tau, work, &lwork, &info);
+    if (info != 0) return R_NilValue;
+    /* S = R R' (its lower triangle), from R with zeros below */
+    size_t rr = (size_t) r;
+    double *Rt = (double *) R_alloc(rr * rr, sizeof(double));
+    memset(Rt, 0, sizeof(double) * rr * rr);
+    for (size_t j = 0; j < rr; j++)
+        for (size_t i = 0; i <= j; i++) Rt[i + j * rr] = L[i + j * nn];
+    SEXP S = PROTECT(Rf_allocMatrix(REALSXP, r, r));
+    double zero = 0;
+    F77_CALL(dsyrk)("L", "N", &r, &r, &one, Rt, &r, &zero, REAL(S), &r FCONE FCONE);
+    SEXP e = PROTECT(sym_eigen(S, 0, 1, 0, threads));
+    if (Rf_isNull(e)) {
+        UNPROTECT(2);
+        return R_NilValue;
+    }
+    const double *s = REAL(VECTOR_ELT(e, 0)), *W = REAL(VECTOR_ELT(e, 1));
+    double largest = s[r - 1];
+    int kept = 0;
+    for (int j = 0; j < r; j++) if (largest > 0 && s[j] > largest * rel_tol) kept++;
+    if (!(largest > 0) || resid > rel_tol * largest) {
+        UNPROTECT(2);
+        return R_NilValue;
+    }
+    SEXP values = PROTECT(Rf_allocVector(REALSXP, kept));
+    SEXP left = PROTECT(Rf_allocMatrix(REALSXP, n, kept));
+    double *v = REAL(values), *U = REAL(left);
+    memset(U, 0, sizeof(double) * nn * (size_t) kept);
+    for (int j = 0; j < kept; j++) {
+        /* decreasing, as sym_eigen() gives the kept ones */
+        int src = r - 1 - j;
+        v[j] = s[src];
+        memcpy(U + (size_t) j * nn, W + (size_t) src * rr, sizeof(double) * rr);
+    }
+    /* U = Q [W; 0] */
+    SEXP out = R_NilValue;
+    if (kept > 0) {
+        lwork = -1;
+        F77_CALL(dormqr)("L", "N", &n, &kept, &r, L, &n, tau, U, &n, &wq, &lwork, &info
+                         FCONE FCONE);
+        if (info == 0) {
+            lwork = (int) wq > 1 ? (int) wq : 1;
+            work = (double *) R_alloc((size_t) lwork, sizeof(double));
+            F77_CALL(dormqr)("L", "N", &n, &kept, &r, L, &n, tau, U, &n, work, &lwork, &info
+                             FCONE FCONE);
+        }
+    }
+    if (info == 0) out = rff_list2("values", values, "vectors", left);
+    UNPROTECT(4);
+    return out;
+}
+
 /* The eigenvalues of K (n x n, symmetric; its lower triangle is read)
    above rel_tol times the largest (and above 0), in decreasing order, with
    their unit eigenvectors `left` (n x k); NULL when a LAPACK step fails
-   (the caller then solves the whole problem another way). */
-SEXP rff_gram_eigen(SEXP K, SEXP rel_tol_, SEXP threads_)
+   (the caller then solves the whole problem another way). With
+   `low_rank`, for a K positive semidefinite by construction (a Gram
+   matrix), first by its pivoted Cholesky factor (gram_low_rank()) when
+   its numerical rank is at most n / 3. */
+SEXP rff_gram_eigen(SEXP K, SEXP rel_tol_, SEXP threads_, SEXP low_rank_)
 {
     rff_check_real_matrix(K, "K");
     int n = Rf_nrows(K);
@@ -194,7 +339,13 @@ SEXP rff_gram_eigen(SEXP K, SEXP rel_tol_, SEXP threads_)
     if (!(rel_tol >= 0) || !(rel_tol < 1)) Rf_error("`rel_tol` must be in [0, 1)");
     int threads = rff_threads(threads_);
     rff_check_finite(REAL(K), (R_xlen_t) n * n, "K");
-    SEXP e = PROTECT(sym_eigen(K, rel_tol, 0, 0, threads));
+    int low_rank = Rf_asLogical(low_rank_);
+    if (low_rank == NA_LOGICAL) Rf_error("`low_rank` must be TRUE or FALSE");
+    SEXP e = PROTECT(low_rank ? gram_low_rank(K, rel_tol, threads) : R_NilValue);
+    if (Rf_isNull(e)) {
+        UNPROTECT(1);
+        e = PROTECT(sym_eigen(K, rel_tol, 0, 0, threads));
+    }
     SEXP out = R_NilValue;
     if (!Rf_isNull(e))
         out = rff_list2("values", VECTOR_ELT(e, 0), "left", VECTOR_ELT(e, 1));

@@ -1,9 +1,9 @@
 # The thin eigenproblem of fewer rows than features: the n x n Gram
 # matrix's eigenpairs by rff_gram_eigen() (src/eigen.c: only the kept
-# eigenvectors formed, their back transformation in panels of 64 columns),
-# and the fits that keep their normal equations as A = V diag(s) V'
-# (normal_matrix()) instead of the D x D statistics, against eigen(),
-# rff_stats() and base R.
+# eigenvectors formed, their back transformation in panels of 64 columns;
+# or the low-rank route of a pivoted Cholesky factor), and the fits that
+# keep their normal equations as A = M'U U'M (normal_matrix()) instead of
+# the D x D statistics, against eigen(), rff_stats() and base R.
 
 # Entries of `a` within `tol` of the largest of `b` from those of `b`.
 expect_close <- function(a, b, tol) {
@@ -65,6 +65,47 @@ test_that("the Gram matrix's eigenpairs equal eigen()'s kept ones, on any number
                tolerance = 1e-10)
 })
 
+test_that("the low-rank route of a Gram matrix (pivoted Cholesky) gives eigen()'s kept eigenpairs", {
+  set.seed(74)
+  for (n in c(6L, 60L, 300L, 700L)) {
+    x <- matrix(rnorm(n * 2), n)
+    for (sd in c(0.1, 0.3)) {
+      Z <- cos(x %*% matrix(rnorm(2 * 400, sd = sd), 2) + runif(400, 0, 2 * pi))
+      K <- tcrossprod(Z - rep(colMeans(Z), each = n))
+      one <- rff:::gram_eigen(K, 1L, low_rank = TRUE)
+      expect_eigen_of(one, K)
+      expect_identical(rff:::gram_eigen(K, 2L, low_rank = TRUE), one)
+    }
+  }
+  # the rank of these smooth kernels is far below n / 3: the route is taken
+  # (its vectors differ from the tridiagonal route's by rounding)
+  expect_lt(length(one$values), 700 / 3)
+  expect_false(identical(one, rff:::gram_eigen(K, 1L)))
+  # full rank: the tridiagonal route, exactly
+  full <- tcrossprod(matrix(rnorm(60 * 70), 60))
+  expect_identical(rff:::gram_eigen(full, 2L, low_rank = TRUE), rff:::gram_eigen(full, 2L))
+  # a residual whose diagonal is below the pivots' tolerance but whose
+  # eigenvalue is not below 1e-12 of the largest (the dropped trace is too
+  # large): the tridiagonal route, which keeps it
+  n <- 600
+  K <- matrix(0, n, n)
+  K[1, 1] <- 1
+  K[-1, -1] <- 0.9e-14
+  e <- rff:::gram_eigen(K, 1L, low_rank = TRUE)
+  expect_eigen_of(e, K, tol = 1e-12)
+  expect_length(e$values, 2L)
+  expect_identical(e, rff:::gram_eigen(K, 1L))
+  # not positive semidefinite (a residual diagonal turns negative): the
+  # tridiagonal route, which keeps the positive part
+  Q <- qr.Q(qr(matrix(rnorm(30 * 30), 30)))
+  ind <- Q %*% diag(c(5, 2, -4, rep(0, 27))) %*% t(Q)
+  ind <- (ind + t(ind)) / 2
+  expect_identical(rff:::gram_eigen(ind, 1L, low_rank = TRUE), rff:::gram_eigen(ind, 1L))
+  expect_equal(rff:::gram_eigen(ind, 1L, low_rank = TRUE)$values, c(5, 2), tolerance = 1e-12)
+  # nothing positive on the diagonal
+  expect_length(rff:::gram_eigen(matrix(0, 9, 9), low_rank = TRUE)$values, 0L)
+})
+
 test_that("a fit on fewer rows than features keeps A = V diag(s) V', the D x D statistics' matrix", {
   set.seed(72)
   n <- 60
@@ -82,7 +123,12 @@ test_that("a fit on fewer rows than features keeps A = V diag(s) V', the D x D s
     fit <- rff_ridge(x, y, map = m, weights = w, standardize = FALSE, progress = FALSE)
     expect_null(fit$normal$A)
     expect_length(fit$normal$thin$values, n - 1L)
-    expect_equal(dim(fit$normal$thin$vectors), c(D, length(fit$normal$thin$values)))
+    # the weighted centred features and the left vectors, no D x r vectors
+    expect_null(fit$normal$thin$vectors)
+    expect_equal(dim(fit$normal$thin$left), c(n, length(fit$normal$thin$values)))
+    ww <- if (is.null(w)) rep(1, n) else w
+    expect_close(fit$normal$thin$features,
+                 (Z - rep(colSums(Z * ww) / sum(ww), each = n)) * sqrt(ww), 1e-12)
     ref <- rff:::normal_equations(rff_stats(x, y, map = m, weights = w))
     A <- rff:::normal_matrix(fit$normal)
     expect_close(A, ref$A, 1e-10)
@@ -125,9 +171,16 @@ test_that("a damaged thin eigenproblem in a fit is an error naming `object`", {
   fit <- rff_ridge(x, y, D = 100, lengthscale = 1, progress = FALSE)
   expect_false(is.null(fit$normal$thin))
   bad <- fit
-  bad$normal$thin$vectors[1, 1] <- NaN
+  bad$normal$thin$features[1, 1] <- NaN
   e <- expect_error(predict(bad, x[1:3, ], lambda = 0.0123), class = "rff_error")
   expect_identical(e$arg, "object")
+  bad <- fit
+  bad$normal$thin$left <- bad$normal$thin$left[-1, ]
+  e <- expect_error(predict(bad, x[1:3, ], lambda = 0.0123), class = "rff_error")
+  expect_identical(e$arg, "object")
+  bad <- fit
+  bad$normal$thin$features <- bad$normal$thin$features[, -1]
+  expect_error(predict(bad, x[1:3, ]), class = "rff_error")
   bad <- fit
   bad$normal$thin$values <- bad$normal$thin$values[-1]
   expect_error(predict(bad, x[1:3, ]), class = "rff_error")
