@@ -92,8 +92,13 @@
 #' (binomial, multinomial) or the counts (Poisson) on the features, on a
 #' random subsample of at most 5,000 rows (on 401 to 2,000 rows, on the
 #' map's first 400 features, as in [rff_ridge()]); the candidates rescale
-#' the same draws. `"median"` uses the median heuristic and a number is used
-#' as given.
+#' the same draws. With the default D, when the winner's first 200 features
+#' score within 1% of its 400 by that criterion, the GLM is fitted on those
+#' 400 features (as in [rff_ridge()]; on mlbench::PimaIndiansDiabetes, 576
+#' rows, 1.4 s instead of 4.0 s, test accuracy 75.0% against 75.5%; on
+#' mlbench::Vehicle, Vowel, BreastCancer and mlbench's spirals, twonorm and
+#' waveform it refitted with all of them). `"median"` uses the median
+#' heuristic and a number is used as given.
 #' [rff_cv()] with a `family` compares lengthscales by cross-validation of
 #' the deviance instead.
 #'
@@ -238,6 +243,8 @@ glm_setup <- function(x, y, family, lambda, map, intercept, standardize, weights
   if (!is.null(m$candidates) && !keep_candidates) {
     g$search <- glm_auto_lengthscale(g, m)
     g$map <- rescale_map(m$map, search_lengthscale(g$search))
+    # the default D settled on the features the candidates were scored on
+    if (isTRUE(g$search$D < g$map$D)) g$map <- ard_submap(g$map, g$search$D)
     g$candidates <- NULL
   }
   g
@@ -325,7 +332,7 @@ glm_coded <- function(g, mm) {
   w <- if (is.null(g$weights)) NULL else g$weights[rows]
   list(x = g$x[rows, , drop = FALSE], y = Y, weights = w, map = mm$map,
        candidates = mm$candidates, median = mm$median, ard = isTRUE(mm$ard),
-       groups = mm$groups)
+       groups = mm$groups, default_D = isTRUE(mm$default_D))
 }
 
 # One fit of the problem at a map: the path on all rows and, with

@@ -32,6 +32,15 @@ cat_model_lines <- function(x, digits) {
     if (!is.null(s$features) && s$features < x$map$D) {
       cat(sprintf("  candidates scored on the first %d of the %d features\n", s$features, x$map$D))
     }
+    fc <- s$features_check
+    if (length(fc) == 2L) {
+      kept <- !is.null(x$map$D) && x$map$D == as.integer(names(fc)[2L])
+      cat(sprintf("  %s %s features (%s %s on %s, %s on %s)\n",
+                  if (kept) "kept the" else "refitted with all features: the winner's error fell on",
+                  if (kept) names(fc)[2L] else paste("its first", names(fc)[2L]),
+                  s$criterion, fmt(fc[[1L]], digits), names(fc)[1L], fmt(fc[[2L]], digits),
+                  names(fc)[2L]))
+    }
   }
   a <- s$ard
   if (!is.null(a)) {

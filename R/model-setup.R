@@ -177,11 +177,14 @@ fit_map <- function(d, map, ...) {
 # arc-cosine kernel, which a lengthscale only rescales (lambda absorbs
 # that), takes "auto" as 1. "ard" is "auto" with `ard = TRUE`: the
 # isotropic search first, then ard_select() (frequency maps only).
+# `default_D`: D was not given (the search may then settle for fewer
+# features, select_lengthscale()).
 model_map <- function(x, map, args, caller) {
   if (!is.null(map)) {
     return(list(map = do.call(fit_map, c(list(ncol(x), map), args)), candidates = NULL))
   }
   check_map_args(args, caller)
+  default_features <- is.null(args$D) && is.null(args$landmarks)
   if (is.null(args$D)) {
     # given landmarks fix D: one feature per landmark
     args$D <- if (is.null(args$landmarks)) default_D(nrow(x)) else NROW(args$landmarks)
@@ -200,7 +203,7 @@ model_map <- function(x, map, args, caller) {
     l0 <- median_lengthscale(x)
     base <- data_map(x, args)
     return(list(map = base, candidates = as.list(l0 * auto_multipliers), median = l0,
-                ard = ard))
+                ard = ard, default_D = default_features))
   }
   args$lengthscale <- resolve_lengthscale(ls, x)
   list(map = data_map(x, args), candidates = NULL)

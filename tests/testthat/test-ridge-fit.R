@@ -70,8 +70,10 @@ test_that("\"auto\" on 401 to 2,000 rows: candidates scored on 400 features, the
   x <- matrix(rnorm(n * 2), n, 2)
   y <- sin(2 * x[, 1]) + x[, 2] + rnorm(n, sd = 0.3)
   set.seed(63)
-  fit <- rff_ridge(x, y, progress = FALSE)
+  # D given: the winner is refitted on all of them, whatever it scores
+  fit <- rff_ridge(x, y, D = 1000, progress = FALSE)
   s <- fit$lengthscale_search
+  expect_null(s$features_check)
   expect_identical(fit$map$D, 1000L)
   expect_identical(s$features, 400L)
   chosen <- s$table$lengthscale[s$best]
@@ -98,7 +100,7 @@ test_that("\"auto\" on 401 to 2,000 rows: candidates scored on 400 features, the
   expect_output(print(fit), "candidates scored on the first 400 of the 1000 features", fixed = TRUE)
   # the same search and fit on one thread
   set.seed(63)
-  one <- rff_ridge(x, y, threads = 1L, progress = FALSE)
+  one <- rff_ridge(x, y, D = 1000, threads = 1L, progress = FALSE)
   expect_identical(one$lengthscale_search$table, s$table)
   expect_identical(one$coefficients, fit$coefficients)
   # below 401 rows: the whole map, as before
@@ -131,4 +133,83 @@ test_that("\"ard\" on 401 to 2,000 rows is scored on the isotropic candidates' f
   ref <- rff_ridge(x, y, map = rff:::rescale_map(base, unname(s$ard$lengthscale)),
                    progress = FALSE)
   expect_identical(fit$coefficients, ref$coefficients)
+})
+
+test_that("with the default D, the winner on 400 features is the fit when its first 200 score within 1%", {
+  expect_true(rff:::features_converged(1.0099, 1))
+  expect_false(rff:::features_converged(1.0101, 1))
+  expect_true(rff:::features_converged(0.9, 1))
+  expect_false(rff:::features_converged(NA, 1))
+  expect_false(rff:::features_converged(Inf, 1))
+  expect_false(rff:::features_converged(1, NaN))
+  set.seed(64)
+  n <- 500
+  x <- matrix(rnorm(n * 2), n, 2)
+  xn <- matrix(rnorm(20), 10, 2)
+  # a smooth function: 200 features do as well as 400
+  y <- x[, 1] + 0.5 * x[, 2] + rnorm(n, sd = 0.5)
+  set.seed(65)
+  fit <- rff_ridge(x, y, progress = FALSE)
+  s <- fit$lengthscale_search
+  expect_identical(fit$map$D, 400L)
+  expect_identical(names(s$features_check), c("200", "400"))
+  expect_identical(s$features_check[[2L]], min(s$table$loo))
+  set.seed(65)
+  base <- rff_map(2, D = 1000, lengthscale = 1)
+  chosen <- s$table$lengthscale[s$best]
+  half <- rff_ridge(x, y, map = rff:::rescale_map(rff:::ard_submap(base, 200L), chosen),
+                    progress = FALSE)
+  expect_equal(s$features_check[[1L]], min(half$loo), tolerance = 1e-8)
+  expect_lte(s$features_check[[1L]], 1.01 * s$features_check[[2L]])
+  # the fit: the first 400 features at the chosen lengthscale (its
+  # eigenpairs above 1e-12 of the largest), as fitted directly
+  ref <- rff_ridge(x, y, map = rff:::rescale_map(rff:::ard_submap(base, 400L), chosen),
+                   progress = FALSE)
+  expect_identical(fit$map$omega, ref$map$omega)
+  expect_identical(fit$lambda_best, ref$lambda_best)
+  expect_equal(fit$loo, ref$loo, tolerance = 1e-8)
+  expect_equal(predict(fit, xn), predict(ref, xn), tolerance = 1e-7)
+  expect_equal(fitted(fit), fitted(ref), tolerance = 1e-7)
+  expect_output(print(fit), "kept the 400 features (LOO", fixed = TRUE)
+  # a wiggly function: 400 features score clearly better than 200, and the
+  # winner is refitted with the default D
+  y2 <- sin(3 * x[, 1]) * cos(3 * x[, 2]) + rnorm(n, sd = 0.05)
+  set.seed(66)
+  fit2 <- rff_ridge(x, y2, progress = FALSE)
+  s2 <- fit2$lengthscale_search
+  expect_gt(s2$features_check[[1L]], 1.01 * s2$features_check[[2L]])
+  expect_identical(fit2$map$D, 1000L)
+  expect_output(print(fit2), "refitted with all features", fixed = TRUE)
+  # "ard" keeps to the whole map
+  set.seed(67)
+  expect_null(rff_ridge(x, y, lengthscale = "ard", progress = FALSE)$lengthscale_search$features_check)
+})
+
+test_that("rff_glm() with the default D fits on the 400 features its search kept", {
+  set.seed(68)
+  n <- 450
+  x <- matrix(rnorm(n * 2), n, 2)
+  y <- rbinom(n, 1, plogis(x[, 1] - x[, 2]))
+  foldid <- rep_len(1:5, n)
+  set.seed(69)
+  fit <- rff_glm(x, y, foldid = foldid, progress = FALSE)
+  s <- fit$lengthscale_search
+  fc <- s$features_check
+  expect_identical(names(fc), c("200", "400"))
+  expect_lte(fc[[1L]], 1.01 * fc[[2L]])
+  expect_identical(fit$map$D, 400L)
+  # the same GLM as on those features given as the map
+  set.seed(69)
+  base <- rff_map(2, D = 1000, lengthscale = 1)
+  map <- rff:::rescale_map(rff:::ard_submap(base, 400L), s$table$lengthscale[s$best])
+  expect_identical(fit$map$omega, map$omega)
+  ref <- rff_glm(x, y, map = map, foldid = foldid, progress = FALSE)
+  expect_identical(fit$coefficients, ref$coefficients)
+  expect_identical(fit$lambda_best, ref$lambda_best)
+  expect_output(print(fit), "kept the 400 features (ridge LOO", fixed = TRUE)
+  # D given: all of them
+  set.seed(69)
+  all <- rff_glm(x, y, D = 1000, foldid = foldid, progress = FALSE)
+  expect_identical(all$map$D, 1000L)
+  expect_null(all$lengthscale_search$features_check)
 })
