@@ -71,7 +71,8 @@ demo: install
 # data sets, under both BLAS (bench/defaults.R: bench/RESULTS-defaults.md;
 # BENCH_DEFAULTS_LARGE=1 adds diamonds and LetterRecognition); and the
 # default threads against threads = 1 beside a CPU hog (bench/load.R:
-# bench/RESULTS-load.md)
+# bench/RESULTS-load.md); the default D's 400 features against D given on
+# 401 to 2,000 rows (bench/features.R: bench/RESULTS-features.md)
 bench: install
 	@bash bench/setup.sh
 	Rscript bench/threads.R
@@ -80,6 +81,7 @@ bench: install
 	Rscript bench/bench.R
 	Rscript bench/defaults.R --openblas
 	Rscript bench/load.R
+	Rscript bench/features.R
 
 clean:
 	rm -rf .build rff.Rcheck rff_*.tar.gz src/*.o src/*.so

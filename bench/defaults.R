@@ -67,19 +67,8 @@ machine <- function(before, after) {
 # ---- data sets ----
 
 # Each gives its data frames (train, test) or NULL when its package is
-# missing. `split` is the 75/25 split from the fixed seed.
-split <- function(d) {
-  d <- as.data.frame(d)
-  set.seed(seed)
-  rows <- sample(nrow(d), floor(0.75 * nrow(d)))
-  list(train = d[rows, , drop = FALSE], test = d[-rows, , drop = FALSE])
-}
-from <- function(pkg, name) {
-  if (!requireNamespace(pkg, quietly = TRUE)) return(NULL)
-  e <- new.env()
-  utils::data(list = name, package = pkg, envir = e)
-  get(name, envir = e)
-}
+# missing (split() and from(): bench/data-sets.R).
+source(file.path("bench", "data-sets.R"))
 sets <- list(
   list(name = "iris", formula = Species ~ ., task = "classification",
        data = function() split(iris)),

@@ -22,18 +22,7 @@ args <- commandArgs(trailingOnly = TRUE)
 out <- if ("--out" %in% args) args[match("--out", args) + 1L] else "bench/RESULTS-features.md"
 seed <- 20261201L
 
-split <- function(d) {
-  d <- as.data.frame(d)
-  set.seed(seed)
-  rows <- sample(nrow(d), floor(0.75 * nrow(d)))
-  list(train = d[rows, , drop = FALSE], test = d[-rows, , drop = FALSE])
-}
-from <- function(pkg, name) {
-  if (!requireNamespace(pkg, quietly = TRUE)) return(NULL)
-  e <- new.env()
-  utils::data(list = name, package = pkg, envir = e)
-  get(name, envir = e)
-}
+source(file.path("bench", "data-sets.R"))
 sim <- function(f, n, ...) {
   if (!requireNamespace("mlbench", quietly = TRUE)) return(NULL)
   set.seed(seed)
