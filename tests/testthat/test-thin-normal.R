@@ -106,7 +106,7 @@ test_that("the low-rank route of a Gram matrix (pivoted Cholesky) gives eigen()'
   expect_length(rff:::gram_eigen(matrix(0, 9, 9), low_rank = TRUE)$values, 0L)
 })
 
-test_that("a fit on fewer rows than features keeps A = V diag(s) V', the D x D statistics' matrix", {
+test_that("a fit on fewer rows than features keeps A = M'U U'M, the D x D statistics' matrix", {
   set.seed(72)
   n <- 60
   D <- 150
@@ -198,6 +198,13 @@ test_that("a damaged thin eigenproblem in a fit is an error naming `object`", {
   e2 <- expect_error(predict(rff_ridge(rff_stats(x, y, map = fit$map)), x[1:3, ], lambda = 0),
                      class = "rff_error")
   expect_identical(e2$arg, "lambda")
+  # also where the features of the rows have full rank n (no intercept, a
+  # short lengthscale): rank n < D
+  raw <- rff_ridge(x, y, D = 100, lengthscale = 0.3, intercept = FALSE, standardize = FALSE,
+                   progress = FALSE)
+  expect_length(raw$normal$thin$values, 40L)
+  e3 <- expect_error(predict(raw, x[1:3, ], lambda = 0), class = "rff_error")
+  expect_identical(e3$arg, "lambda")
 })
 
 test_that("features that overflow in a fit on fewer rows than features are an error naming `x`", {
