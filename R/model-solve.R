@@ -248,14 +248,36 @@ thin_scores <- function(eig, y, ybar, w) {
 # LAPACK's): Z'[, p] = Q R with the pivot p moving to the end the rows of
 # Z whose remainder is below 1e-6 of their norm (linearly dependent on the
 # others: the span has r < n dimensions); then Z[p, ] Q = R', so X is R'
-# with its rows put back in order, with no product.
-row_basis <- function(Z, threads = 1L) {
-  q <- qr(t(Z), tol = 1e-6)
+# with its rows put back in order, with no product. Rows of Z that repeat
+# an earlier one exactly (`first`, from first_equal_rows() of the inputs,
+# whose features they are) are left out of the factorization, where
+# dqrdc2 turns such copies into NaN, and take their first's coordinates.
+row_basis <- function(Z, first = NULL) {
+  distinct <- if (is.null(first)) seq_len(nrow(Z)) else which(first == seq_len(nrow(Z)))
+  q <- qr(t(Z[distinct, , drop = FALSE]), tol = 1e-6)
   r <- max(1L, q$rank)
   R <- qr.R(q)[seq_len(r), , drop = FALSE]
-  X <- matrix(0, nrow(Z), r)
+  X <- matrix(0, length(distinct), r)
   X[q$pivot, ] <- t(R)
+  if (length(distinct) < nrow(Z)) X <- X[match(first, distinct), , drop = FALSE]
   list(X = X, V = qr.Q(q)[, seq_len(r), drop = FALSE])
+}
+
+# For each row of x (n x d, finite), the index of the first row exactly
+# equal to it (itself when none is): rows sorted in lexicographic order,
+# equal neighbours compared with ==.
+first_equal_rows <- function(x) {
+  n <- nrow(x)
+  if (n < 2L) return(seq_len(n))
+  o <- do.call(order, unname(lapply(seq_len(ncol(x)), function(j) x[, j])))
+  xs <- x[o, , drop = FALSE]
+  same <- c(FALSE, rowSums(xs[-1L, , drop = FALSE] != xs[-n, , drop = FALSE]) == 0)
+  group <- cumsum(!same)
+  # order() is stable: the first of a group is its smallest index
+  lead <- o[!same]
+  out <- integer(n)
+  out[o] <- lead[group]
+  out
 }
 
 singular_abort <- function(lambda) {

@@ -69,6 +69,44 @@ test_that("fits in the span of the rows equal the streamed fits of the whole fea
                predict(streamed, x[1:5, ], type = "response"), tolerance = 1e-7)
 })
 
+test_that("rows repeated exactly: the span's basis from the distinct rows, the fits as streamed", {
+  # first_equal_rows() against a brute-force search
+  set.seed(35)
+  x <- matrix(sample(1:3, 120, TRUE), 60, 2)
+  x[7, ] <- x[7, ] + 1e-15 * (x[7, 1] > 0)
+  brute <- vapply(seq_len(60), function(i) {
+    which(apply(x, 1, function(r) all(r == x[i, ])))[1L]
+  }, 1L)
+  expect_identical(rff:::first_equal_rows(x), brute)
+  expect_identical(rff:::first_equal_rows(x[1, , drop = FALSE]), 1L)
+  expect_identical(rff:::first_equal_rows(cbind(c(2, 1, 2, 1))), c(1L, 2L, 1L, 2L))
+  # a GLM on integer inputs with most rows repeated (LINPACK's QR of all
+  # the rows gave NaN): the same fits as streamed over all the features
+  y <- factor(ifelse(x[, 1] + x[, 2] + rnorm(60, sd = 0.8) > 4, "b", "a"))
+  m <- rff_map(2, D = 200, lengthscale = 1)
+  tight <- list(epsilon = 1e-12, maxit = 2000)
+  streamed <- rff_glm(x, y, map = m, lambda = c(0.1, 0.01), standardize = FALSE,
+                      cache_mb = 0, control = tight, progress = FALSE, foldid = rep(1:3, 20))
+  cached <- rff_glm(x, y, map = m, lambda = c(0.1, 0.01), standardize = FALSE,
+                    control = tight, progress = FALSE, foldid = rep(1:3, 20))
+  expect_true(cached$cached)
+  expect_equal(coef(cached, lambda = 0.01), coef(streamed, lambda = 0.01), tolerance = 1e-5)
+  expect_equal(cached$deviance, streamed$deviance, tolerance = 1e-8)
+  expect_equal(predict(cached, x, type = "response"), predict(streamed, x, type = "response"),
+               tolerance = 1e-7)
+  prob <- rff:::glm_problem(x, as.double(y == "b"), "binomial", 1L, NULL, NULL, m, 256L, 1L,
+                            Inf, reduce = TRUE)
+  Z <- unclass(rff_features(x, map = m))[, ]
+  expect_true(all(is.finite(prob$Z)))
+  expect_equal(prob$Z, Z %*% prob$basis, tolerance = 1e-12)
+  expect_equal(crossprod(prob$basis), diag(ncol(prob$basis)), tolerance = 1e-13)
+  # and the default fit of such data (three classes)
+  y3 <- factor(x[, 1])
+  set.seed(36)
+  f <- rff_glm(x, y3, progress = FALSE)
+  expect_true(all(is.finite(f$coefficients)))
+})
+
 test_that("the L-BFGS in C takes the R code's iterations, step for step", {
   set.seed(33)
   n <- 50
