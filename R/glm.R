@@ -95,10 +95,10 @@
 #' the same draws. With the default D, when the winner's first 200 features
 #' score within 1% of its 400 by that criterion, the GLM is fitted on those
 #' 400 features (as in [rff_ridge()]; on mlbench::PimaIndiansDiabetes, 576
-#' rows, 1.4 s instead of 4.0 s, test accuracy 75.0% against 75.5%; on
-#' mlbench::Vehicle, Vowel, BreastCancer and mlbench's spirals, twonorm and
-#' waveform it refitted with all of them). `"median"` uses the median
-#' heuristic and a number is used as given.
+#' rows, 1.2 s instead of 2.2 s, test accuracy 75.5% against 75.0%; on
+#' mlbench::Vehicle, BreastCancer and mlbench's spirals, twonorm and
+#' waveform it fitted all of them: bench/RESULTS-features.md). `"median"`
+#' uses the median heuristic and a number is used as given.
 #' [rff_cv()] with a `family` compares lengthscales by cross-validation of
 #' the deviance instead.
 #'

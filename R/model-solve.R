@@ -351,7 +351,8 @@ loo_path <- function(sys, p, map, x, y, weights, chunk_size, threads, row_errors
       rows <- from:min(nrow(x), from + block - 1L)
       Z <- .Call(C_rff_features, x[rows, , drop = FALSE], map, threads)
       if (!is.null(sys$zbar)) Z <- Z - rep(sys$zbar, each = length(rows))
-      add_rows(rows, Z %*% e$vectors)
+      # (Z - zbar) V on `threads` cores (fixed column blocks)
+      add_rows(rows, .Call(C_rff_ridge_project, Z, e$vectors, threads))
     }
   }
   out <- out / if (is.null(weights)) nrow(x) else sum(weights)

@@ -55,12 +55,13 @@
 #'     (`lengthscale_search$features_check`), the error no longer falls with
 #'     more features, and the winner's fit on the 400 features is the
 #'     result (D = 400, printed), with no refit; otherwise it is refitted
-#'     with the default D. On quakes, mlbench.friedman2 and friedman3 the
-#'     400 features were kept, at a test RMSE within 0.3% of D = 1000's,
-#'     and the fit of quakes took about a third of the time; on 1,500 rows
-#'     of ggplot2::diamonds, friedman1, ChickWeight and ggplot2::economics,
-#'     where 400 features were 1.9% to 15% worse, the winner was refitted
-#'     (bench/RESULTS-defaults.md). On
+#'     with the default D. On quakes and mlbench.friedman2 the 400 features
+#'     were kept, at a test RMSE of 0.1827 and 124.5 against 0.1828 and
+#'     124.3 with D = 1000, in 1.0 and 1.1 s against 1.5 s; on the ten other
+#'     regression and classification data sets of bench/features.R, where
+#'     the first 200 features scored 2.1% to 39% worse, the winner was
+#'     refitted, with the same result as with D given
+#'     (bench/RESULTS-features.md). On
 #'     the data sets of bench/defaults.R and bench/ard.R with that many
 #'     rows (quakes, mlbench::Vehicle, mlbench.friedman1) the test error
 #'     was the same or lower, and the default fit 3.1 times faster on

@@ -15,6 +15,7 @@ static const R_CallMethodDef CallEntries[] = {
     CALLDEF(rff_ridge_chol, 3),
     CALLDEF(rff_ridge_eigen, 2),
     CALLDEF(rff_gram_eigen, 4),
+    CALLDEF(rff_ridge_project, 3),
     CALLDEF(rff_ridge_thin_products, 3),
     CALLDEF(rff_glm_pass, 12),
     CALLDEF(rff_glm_lbfgs, 16),

@@ -327,6 +327,7 @@ SEXP rff_ridge_predict(SEXP x, SEXP map, SEXP beta, SEXP chunk_size,
 SEXP rff_ridge_chol(SEXP A, SEXP B, SEXP nl);
 SEXP rff_ridge_eigen(SEXP A, SEXP threads);
 SEXP rff_gram_eigen(SEXP K, SEXP rel_tol, SEXP threads, SEXP low_rank);
+SEXP rff_ridge_project(SEXP a, SEXP b, SEXP threads);
 SEXP rff_ridge_thin_products(SEXP a, SEXP b, SEXP threads);
 SEXP rff_ard_gradient(SEXP x, SEXP map, SEXP dz, SEXP zbar, SEXP G, SEXP g,
                       SEXP yc, SEXP weights, SEXP chunk_size, SEXP threads);

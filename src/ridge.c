@@ -193,6 +193,26 @@ SEXP rff_ridge_chol(SEXP A, SEXP B, SEXP nl_)
     return out;
 }
 
+/* a b (a is n x k, b is k x m) on `threads` cores, in fixed column blocks
+   of the result (rff_dgemm_threads()): the projections of a block of rows'
+   features on a path's eigenvectors for leave-one-out. */
+SEXP rff_ridge_project(SEXP a, SEXP b, SEXP threads_)
+{
+    int threads = rff_threads(threads_);
+    rff_check_real_matrix(a, "a");
+    rff_check_real_matrix(b, "b");
+    int n = Rf_nrows(a), k = Rf_ncols(a), m = Rf_ncols(b);
+    if (Rf_nrows(b) != k) Rf_error("`b` must have %d rows", k);
+    SEXP out = PROTECT(Rf_allocMatrix(REALSXP, n, m));
+    double *c = REAL(out);
+    if (n > 0 && k > 0 && m > 0)
+        rff_dgemm_threads("N", "N", n, m, k, REAL(a), n, REAL(b), k, 0.0, c, n, threads);
+    else
+        memset(c, 0, sizeof(double) * (size_t) n * m);
+    UNPROTECT(1);
+    return out;
+}
+
 /* The products of the path's thin eigenproblem (fewer rows than features),
    on `threads` cores shared with the BLAS as blas.c does: aa' (n x n, both
    triangles) when b is NULL, else a'b (a is n x k, b is n x m). */

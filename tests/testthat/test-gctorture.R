@@ -50,6 +50,7 @@ torture_calls <- list(
   list("rff_gram_eigen", list(tcrossprod(A[, 1:2]), 1e-12, 2L, TRUE)),
   list("rff_ridge_thin_products", list(B, NULL, 2L)),
   list("rff_ridge_thin_products", list(B, B, 1L)),
+  list("rff_ridge_project", list(A, B, 2L)),
   list("rff_ridge_predict", list(tx, pair_map, B, 4L, 1L)),
   list("rff_halton", list(7L, 3L, TRUE)),
   list("rff_trig", list(c(-3e6, -1, 0, 2, 1e7))),

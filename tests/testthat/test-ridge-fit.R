@@ -213,3 +213,14 @@ test_that("rff_glm() with the default D fits on the 400 features its search kept
   expect_identical(all$map$D, 1000L)
   expect_null(all$lengthscale_search$features_check)
 })
+
+test_that("the leave-one-out projections of a block of rows equal base R's product on any threads", {
+  set.seed(70)
+  Z <- matrix(rnorm(300 * 40), 300, 40)
+  V <- matrix(rnorm(40 * 260), 40, 260)
+  P <- .Call(rff:::C_rff_ridge_project, Z, V, 2L)
+  expect_equal(P, Z %*% V, tolerance = 1e-13)
+  expect_identical(.Call(rff:::C_rff_ridge_project, Z, V, 1L), P)
+  expect_identical(dim(.Call(rff:::C_rff_ridge_project, Z[, 0], V[0, ], 1L)), c(300L, 260L))
+  expect_error(.Call(rff:::C_rff_ridge_project, Z, t(V), 1L), "rows")
+})
