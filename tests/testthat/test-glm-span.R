@@ -47,15 +47,11 @@ test_that("a problem solved in the span of its rows has the C pass's loss, gradi
   }
 })
 
-test_that("fits in the span of the rows equal the streamed fits of the whole feature space", {
-  set.seed(32)
-  n <- 60
-  x <- matrix(rnorm(2 * n), n, 2)
-  y <- factor(ifelse(rowSums(x^2) > 1.4, "out", "in"))
-  m <- rff_map(2, D = 200, lengthscale = 1)
+# A GLM on 60 rows x solved in the span of its rows (the features cached)
+# against the same fits streamed over all the features of map m
+# (cache_mb = 0: every pass featurizes again), at two lambdas, 3 folds.
+expect_span_as_streamed <- function(x, y, m) {
   tight <- list(epsilon = 1e-12, maxit = 2000)
-  # cache_mb = 0 streams every pass over the D = 200 features; the default
-  # caches them and solves in the span of the 60 rows
   streamed <- rff_glm(x, y, map = m, lambda = c(0.1, 0.01), standardize = FALSE,
                       cache_mb = 0, control = tight, progress = FALSE, foldid = rep(1:3, 20))
   cached <- rff_glm(x, y, map = m, lambda = c(0.1, 0.01), standardize = FALSE,
@@ -65,8 +61,16 @@ test_that("fits in the span of the rows equal the streamed fits of the whole fea
   expect_equal(coef(cached, lambda = 0.01), coef(streamed, lambda = 0.01), tolerance = 1e-5)
   expect_equal(cached$deviance, streamed$deviance, tolerance = 1e-8)
   expect_equal(cached$cvm, streamed$cvm, tolerance = 1e-6)
-  expect_equal(predict(cached, x[1:5, ], type = "response"),
-               predict(streamed, x[1:5, ], type = "response"), tolerance = 1e-7)
+  expect_equal(predict(cached, x, type = "response"), predict(streamed, x, type = "response"),
+               tolerance = 1e-7)
+}
+
+test_that("fits in the span of the rows equal the streamed fits of the whole feature space", {
+  set.seed(32)
+  n <- 60
+  x <- matrix(rnorm(2 * n), n, 2)
+  y <- factor(ifelse(rowSums(x^2) > 1.4, "out", "in"))
+  expect_span_as_streamed(x, y, rff_map(2, D = 200, lengthscale = 1))
 })
 
 test_that("rows repeated exactly: the span's basis from the distinct rows, the fits as streamed", {
@@ -84,16 +88,7 @@ test_that("rows repeated exactly: the span's basis from the distinct rows, the f
   # the rows gave NaN): the same fits as streamed over all the features
   y <- factor(ifelse(x[, 1] + x[, 2] + rnorm(60, sd = 0.8) > 4, "b", "a"))
   m <- rff_map(2, D = 200, lengthscale = 1)
-  tight <- list(epsilon = 1e-12, maxit = 2000)
-  streamed <- rff_glm(x, y, map = m, lambda = c(0.1, 0.01), standardize = FALSE,
-                      cache_mb = 0, control = tight, progress = FALSE, foldid = rep(1:3, 20))
-  cached <- rff_glm(x, y, map = m, lambda = c(0.1, 0.01), standardize = FALSE,
-                    control = tight, progress = FALSE, foldid = rep(1:3, 20))
-  expect_true(cached$cached)
-  expect_equal(coef(cached, lambda = 0.01), coef(streamed, lambda = 0.01), tolerance = 1e-5)
-  expect_equal(cached$deviance, streamed$deviance, tolerance = 1e-8)
-  expect_equal(predict(cached, x, type = "response"), predict(streamed, x, type = "response"),
-               tolerance = 1e-7)
+  expect_span_as_streamed(x, y, m)
   prob <- rff:::glm_problem(x, as.double(y == "b"), "binomial", 1L, NULL, NULL, m, 256L, 1L,
                             Inf, reduce = TRUE)
   Z <- unclass(rff_features(x, map = m))[, ]
