@@ -34,7 +34,7 @@ cat_model_lines <- function(x, digits) {
     }
     fc <- s$features_check
     if (length(fc) == 2L) {
-      kept <- !is.null(x$map$D) && x$map$D == as.integer(names(fc)[2L])
+      kept <- isTRUE(s$D == s$features)
       cat(sprintf("  %s %s features (%s %s on %s, %s on %s)\n",
                   if (kept) "kept the" else "refitted with all features: the winner's error fell on",
                   if (kept) names(fc)[2L] else paste("its first", names(fc)[2L]),

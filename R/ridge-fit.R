@@ -14,19 +14,19 @@ ridge_from_stats <- function(stats, path, loo = NULL, partial = FALSE, threads =
 
 # The fit of ridge_from_stats() from the normal equations `sys` (of
 # normal_equations() or dual_system()), and `stats` for the map, the number
-# of rows, the intercept and the response names. `features$eig`, when
-# given, is the path's thin eigenproblem already solved (thin_eigen(), with
-# the scores of thin_scores() or the weighted centred features of the rows
-# for the coefficients, ridge_rows_fit()).
-ridge_path_fit <- function(sys, stats, path, loo = NULL, features = NULL, partial = FALSE,
+# of rows, the intercept and the response names. `eig`, when given, is the
+# path's thin eigenproblem already solved (thin_eigen(), with the scores of
+# thin_scores() or the weighted centred features of the rows for the
+# coefficients, ridge_rows_fit()).
+ridge_path_fit <- function(sys, stats, path, loo = NULL, eig = NULL, partial = FALSE,
                            threads = 1L) {
   lambda <- lambda_values(path, sys$A, sys$w, sys$trace)
-  eig <- if (!is.null(features) && length(lambda) > 1L) {
-    features$eig
-  } else if (isTRUE(partial) && length(lambda) > 1L) {
+  if (length(lambda) < 2L) {
+    eig <- NULL
+  } else if (is.null(eig) && isTRUE(partial)) {
     # a candidate only scored: A's eigenpairs above 1e-12 of its largest
     g <- gram_eigen(sys$A, threads)
-    list(values = g$values, vectors = g$left)
+    eig <- list(values = g$values, vectors = g$left)
   }
   p <- solve_path(sys, lambda, eig, threads)
   n <- stats$n
@@ -122,8 +122,8 @@ ridge_rows_fit <- function(m, map, rows, path, intercept, chunk_size, threads, c
     rows <- isTRUE(loo$rows_are_features)
     e <- thin_eigen(Z, sys$zbar, w, rows = rows, threads = threads,
                     vectors = !is.null(loo) && !rows)
-    features <- list(eig = thin_scores(e, y, sys$ybar, w))
-    return(ridge_path_fit(sys, rows_stats(map, x, y, w, intercept), path, loo, features))
+    return(ridge_path_fit(sys, rows_stats(map, x, y, w, intercept), path, loo,
+                          thin_scores(e, y, sys$ybar, w)))
   }
   if (thin) {
     # the normal equations by their thin eigenproblem A = M'U U'M, with M =
@@ -148,7 +148,7 @@ ridge_rows_fit <- function(m, map, rows, path, intercept, chunk_size, threads, c
     e$threads <- threads
     e$u <- NULL
     sys$thin <- list(values = e$values, left = e$left, features = e$features)
-    return(ridge_path_fit(sys, rows_stats(map, x, y, w, intercept), path, loo, list(eig = e)))
+    return(ridge_path_fit(sys, rows_stats(map, x, y, w, intercept), path, loo, e))
   }
   # the statistics' share of the fit's work (the rest: the solve)
   share <- as.double(nrow(x)) * map$D^2 / ridge_cost(nrow(x), map$D)
