@@ -3,7 +3,8 @@
 # and the effective degrees of freedom.
 
 # The path: lambda values in decreasing order, each started from the
-# solution of the one before. `w` NULL: the problem's weights (a fold
+# solution of the one before (from the third on, or from the line through
+# the two before, when it is lower). `w` NULL: the problem's weights (a fold
 # passes its training weights). Returns coefficients ((D + 1) x K x L, in
 # the original coordinates), the loss, eta at the last lambda, iterations
 # and convergence.
@@ -35,8 +36,21 @@ glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, after = N
       dl <- lambda[i] - lambda[i - 1L]
       cur$f <- cur$f + dl / 2 * sum(B^2)
       cur$g[-1L, ] <- cur$g[-1L, , drop = FALSE] + dl * B
+      if (i >= 3L && lambda[i] > 0 && lambda[i - 1L] < lambda[i - 2L]) {
+        # the solutions before, extrapolated linearly in log lambda, when
+        # that point is lower (one pass; the solver's iterations at small
+        # lambda about halve)
+        ex <- path_extrapolate(sol1, sol2, lambda[i - 2L], lambda[i - 1L], lambda[i])
+        new <- glm_eval(prob, ex, lambda[i], P, wp, W)
+        if (is.finite(new$f) && new$f < cur$f) {
+          th <- ex
+          cur <- new
+        }
+      }
     }
     r <- lbfgs_lambda(prob, th, lambda[i], P, wp, W, control, mem, cur = cur)
+    sol2 <- if (i > 1L) sol1
+    sol1 <- r$th
     th <- r$th
     mem <- r$mem
     cur <- r$cur
@@ -57,7 +71,14 @@ glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, after = N
       break
     }
   }
-  list(coef = coef, loss = loss, iter = iter, converged = conv, eta = eta, lambda = lambda)
+  list(coef = coef, loss = loss, iter = iter, converged = conv, eta = eta, lambda = lambda,
+       mem = mem)
+}
+
+# The start at lambda `l` of a path from its solutions `s1` at `l1` and
+# `s2` at `l2` before it: the line through them, in log lambda.
+path_extrapolate <- function(s1, s2, l2, l1, l) {
+  s1 + (s1 - s2) * (log(l / l1) / log(l1 / l2))
 }
 
 # The total weight of the rows a fit uses: the problem's, or a fold's
@@ -109,14 +130,23 @@ glm_cv_path <- function(prob, lambda, P, control, folds, measure, progress = FAL
   pb <- progress_stage(sprintf("cross-validation over lambda (%d folds)", k), work[L],
                        progress && L > 1L)
   on.exit(pb$close(), add = TRUE)
+  prev <- NULL
+  fold_prev <- vector("list", k)
   after <- function(i, theta, mem) {
-    start <- array(theta, c(dim(theta), 1L))
     for (j in seq_len(k)) {
-      fit <- glm_path(prob, lambda[i], P, cv_control, w = folds$weights(j), start = start,
-                      mem = mem)
+      # fold j starts from its own fit at the previous lambda moved by the
+      # change of the fit on all rows, with its own curvature pairs; the
+      # first lambda from the fit on all rows
+      fp <- fold_prev[[j]]
+      st <- if (is.null(fp)) theta else fp$theta + (theta - prev)
+      fit <- glm_path(prob, lambda[i], P, cv_control, w = folds$weights(j),
+                      start = array(st, c(dim(theta), 1L)),
+                      mem = if (is.null(fp)) mem else fp$mem)
+      fold_prev[[j]] <<- list(theta = matrix(fit$coef[, , 1L], nrow(theta)), mem = fit$mem)
       conv <<- conv && all(fit$converged)
       vals[j, i] <<- folds$measure(j, fit, measure)
     }
+    prev <<- theta
     curve <- cv_curve(vals[, i, drop = FALSE], wj)
     cvm[i] <<- curve$cvm
     cvsd[i] <<- curve$cvsd

@@ -20,7 +20,7 @@ have_cmd pdflatex || need_deb+=(texlive-latex-base texlive-latex-recommended tex
 have_cmd chromium || need_deb+=(chromium)   # looking at the pkgdown site
 
 # the ecosystem integrations' frameworks (Suggests) come from Debian too
-r_pkgs=(testthat knitr rmarkdown roxygen2 ggplot2 MASS nnet glmnet kernlab mlbench ranger future future.apply
+r_pkgs=(testthat knitr rmarkdown roxygen2 pkgbuild ggplot2 MASS nnet glmnet kernlab mlbench ranger future future.apply
         generics broom recipes caret progressr hardhat pkgdown ${RFF_EXTRA_RPKGS:-})
 need_r=()
 for p in "${r_pkgs[@]}"; do have_rpkg "$p" || need_r+=("$p"); done

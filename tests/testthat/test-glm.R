@@ -257,3 +257,34 @@ test_that("too few iterations is a classed warning", {
                          control = list(maxit = 2)),
                  class = "rff_convergence")
 })
+
+test_that("a long path's warm starts give the fits from scratch: the path and its folds", {
+  # from the third lambda on the path starts from the line through the two
+  # solutions before, and each fold from its own fit at the lambda before,
+  # moved by the change of the fit on all rows; neither may change a fit
+  d <- glm_data(n = 240, seed = 31)
+  m <- rff_map(2, D = 40, lengthscale = 1)
+  foldid <- rep(1:3, 80)
+  lam <- 0.2 * 0.3^(0:5)
+  f <- rff_glm(d$x, d$cls, map = m, lambda = lam, foldid = foldid, standardize = FALSE,
+               control = tight)
+  for (l in c(3, 6)) {
+    one <- rff_glm(d$x, d$cls, map = m, lambda = lam[l], standardize = FALSE, control = tight)
+    expect_equal(coef(f, lambda = lam[l]), coef(one), tolerance = 1e-7, info = l)
+  }
+  dev <- sapply(1:3, function(j) {
+    tr <- foldid != j
+    vapply(lam, function(l) {
+      fj <- rff_glm(d$x[tr, ], d$cls[tr], map = m, lambda = l, standardize = FALSE,
+                    control = tight)
+      p <- predict(fj, d$x[!tr, ], type = "response")
+      -2 * mean(log(p[cbind(seq_len(sum(!tr)), as.integer(d$cls[!tr]))]))
+    }, 0)
+  })
+  expect_equal(f$cvm, unname(rowMeans(dev)), tolerance = 1e-6)
+  # the start: exact on a line in log lambda, and between the solutions
+  s2 <- matrix(1:4, 2)
+  s1 <- s2 + 0.5
+  expect_equal(rff:::path_extrapolate(s1, s2, 1, 0.1, 0.01), s1 + 0.5)
+  expect_equal(rff:::path_extrapolate(s1, s2, 1, 0.1, 10^-1.5), s1 + 0.25)
+})
