@@ -277,3 +277,57 @@ heldout_sse_gram <- function(G, tr, ho, y, w, lambda, intercept) {
   }
   out / ncol(y)
 }
+
+# Held-out SSE of every fold (k x L) of a path on fewer rows than features,
+# from one eigendecomposition of the Gram matrix G = ZZ' of all rows
+# instead of one per fold: for penalized least squares the fit without the
+# rows h predicts them with residuals (I - H_hh)^-1 e_h, where e = y - H y
+# are the residuals and H = X (X'WX + P)^-1 X'W the hat matrix of the fit
+# on all rows at the same penalty P (X = [1, Z], the intercept unpenalized).
+# A fold's fit penalizes W_t lambda, W_t its training weight, so H is taken
+# at c = W_t lambda. With W^1/2 Kc W^1/2 = U S U' (Kc the Gram matrix
+# centred by the weighted mean of all rows' features), H = 1w'/W +
+# W^-1/2 U diag(g) U' W^1/2, g = s / (s + c), and with B = U_h,
+# T = B diag(g) B' + w_h^1/2 w_h^1/2' / W (symmetric), the fold's
+# weighted SSE is |(I - T)^-1 w_h^1/2 e_h|^2, w_h^1/2 e_h = w_h^1/2 yc_h -
+# B (g u), u = U' W^1/2 yc: a Cholesky factorization of a block of the
+# fold's size per lambda. A fold whose I - T is not numerically positive
+# definite (a held-out row the fit on all rows interpolates) is scored by
+# heldout_sse_gram() from its own eigendecomposition.
+heldout_sse_folds <- function(G, rows, y, w, lambda, intercept) {
+  n <- nrow(G)
+  L <- length(lambda)
+  w1 <- if (is.null(w)) rep(1, n) else w
+  W <- sum(w1)
+  Kc <- G
+  yc <- y
+  if (intercept) {
+    a <- drop(G %*% w1) / W
+    Kc <- G - a - rep(a, each = n) + sum(w1 * a) / W
+    yc <- y - rep(colSums(y * w1) / W, each = n)
+  }
+  sw <- sqrt(w1)
+  eig <- gram_eigen(Kc * sw * rep(sw, each = n), low_rank = TRUE)
+  s <- eig$values
+  u <- crossprod(eig$left, yc * sw)
+  t(vapply(seq_along(rows), function(j) {
+    h <- rows[[j]]
+    B <- eig$left[h, , drop = FALSE]
+    swh <- sw[h]
+    Wt <- W - sum(w1[h])
+    eh <- yc[h, , drop = FALSE] * swh
+    out <- numeric(L)
+    for (l in seq_len(L)) {
+      g <- s / (s + Wt * lambda[l])
+      T <- tcrossprod(B * rep(sqrt(g), each = length(h)))
+      if (intercept) T <- T + tcrossprod(swh) / W
+      R <- tryCatch(chol(diag(length(h)) - T), error = function(e) NULL)
+      if (is.null(R) || !(min(diag(R)) > 1e-5)) {
+        return(heldout_sse_gram(G, seq_len(n)[-h], h, y, w, lambda, intercept))
+      }
+      r <- eh - B %*% (g * u)
+      out[l] <- sum(backsolve(R, backsolve(R, r, transpose = TRUE))^2)
+    }
+    out / ncol(y)
+  }, numeric(L)))
+}

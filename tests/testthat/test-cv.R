@@ -274,6 +274,43 @@ test_that("held-out errors from the Gram matrix equal those from the folds' stat
   }
 })
 
+test_that("every fold's held-out errors from one eigenproblem equal those of the fold's own fit", {
+  # (I - H_hh)^-1 e_h with H the hat matrix on all rows at the fold's
+  # penalty, against the folds' statistics (the primal fit without them)
+  set.seed(37)
+  n <- 40
+  x <- matrix(rnorm(2 * n), n, 2)
+  y <- cbind(sin(2 * x[, 1]) + rnorm(n, sd = 0.1), x[, 2] + rnorm(n))
+  m <- rff_map(2, D = 80, lengthscale = 1)
+  G <- tcrossprod(unclass(rff_features(x, map = m)))
+  rows <- split(seq_len(n), rep_len(1:3, n))
+  lambda <- c(1, 0.1, 1e-3, 1e-5)
+  w0 <- runif(n)
+  w0[c(2, 9)] <- 0
+  for (w in list(NULL, w0)) {
+    for (icpt in c(TRUE, FALSE)) {
+      ref <- t(vapply(rows, function(h) {
+        tr <- setdiff(seq_len(n), h)
+        train <- rff_stats(x[tr, ], y[tr, ], m, intercept = icpt,
+                           weights = if (!is.null(w)) w[tr])
+        held <- rff_stats(x[h, ], y[h, ], m, intercept = icpt,
+                          weights = if (!is.null(w)) w[h])
+        rff:::heldout_sse(held, rff:::solve_path(rff:::normal_equations(train), lambda))
+      }, numeric(4)))
+      got <- rff:::heldout_sse_folds(G, rows, y, w, lambda, icpt)
+      expect_equal(unname(got), unname(ref), tolerance = 1e-8, info = paste(is.null(w), icpt))
+    }
+  }
+  # at lambda = 0 the fit on all rows interpolates them (I - H_hh = 0): each
+  # fold is scored from its own eigenproblem instead
+  got <- rff:::heldout_sse_folds(G, rows, y, NULL, c(0.1, 0), TRUE)
+  ref <- t(vapply(rows, function(h) {
+    rff:::heldout_sse_gram(G, setdiff(seq_len(n), h), h, y, NULL, c(0.1, 0), TRUE)
+  }, numeric(2)))
+  expect_equal(unname(got), unname(ref), tolerance = 1e-10)
+  expect_true(all(is.finite(got)))
+})
+
 test_that("lengthscale \"auto\" walks over the multiples of the median heuristic by CV", {
   set.seed(41)
   n <- 80
