@@ -101,3 +101,13 @@ make_data <- function(n = 200, d = 3, seed = 1) {
   y <- sin(x[, 1]) + x[, 2]^2 / 2 + rnorm(n, sd = 0.2)
   list(x = x, y = y)
 }
+
+# The held-out SSE at each lambda of the ridge fit on the rows `tr` of x, y
+# (weights w or NULL) scored on the rows `ho`, from the statistics of the
+# two sets of rows (the primal route of rff_cv()'s folds): the reference
+# for the dual routes (test-cv.R).
+fold_sse_stats <- function(x, y, m, tr, ho, w, lambda, intercept) {
+  train <- rff_stats(x[tr, ], y[tr, ], m, intercept = intercept, weights = if (!is.null(w)) w[tr])
+  held <- rff_stats(x[ho, ], y[ho, ], m, intercept = intercept, weights = if (!is.null(w)) w[ho])
+  rff:::heldout_sse(held, rff:::solve_path(rff:::normal_equations(train), lambda))
+}

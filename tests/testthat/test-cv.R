@@ -251,6 +251,10 @@ test_that("the cross-validation core: weighted curve, standard error and the 1-S
 })
 
 test_that("held-out errors from the Gram matrix equal those from the folds' statistics", {
+  # one fold from its own eigenproblem (heldout_sse_gram()), and every fold
+  # from one eigenproblem of all rows (heldout_sse_folds(): (I - H_hh)^-1 e_h
+  # with H the hat matrix on all rows at the fold's penalty), against the
+  # primal fit without the fold
   set.seed(35)
   n <- 36
   x <- matrix(rnorm(2 * n), n, 2)
@@ -258,45 +262,18 @@ test_that("held-out errors from the Gram matrix equal those from the folds' stat
   m <- rff_map(2, D = 60, lengthscale = 1)
   Z <- unclass(rff_features(x, map = m))
   G <- tcrossprod(Z)
-  ho <- seq(3, n, by = 4)
-  tr <- setdiff(seq_len(n), ho)
-  lambda <- c(1, 0.1, 1e-3)
-  for (w in list(NULL, runif(n))) {
-    for (icpt in c(TRUE, FALSE)) {
-      wt <- if (is.null(w)) NULL else w[tr]
-      wh <- if (is.null(w)) NULL else w[ho]
-      train <- rff_stats(x[tr, ], y[tr, ], m, intercept = icpt, weights = wt)
-      held <- rff_stats(x[ho, ], y[ho, ], m, intercept = icpt, weights = wh)
-      ref <- rff:::heldout_sse(held, rff:::solve_path(rff:::normal_equations(train), lambda))
-      got <- rff:::heldout_sse_gram(G, tr, ho, y, w, lambda, icpt)
-      expect_equal(got, ref, tolerance = 1e-8)
-    }
-  }
-})
-
-test_that("every fold's held-out errors from one eigenproblem equal those of the fold's own fit", {
-  # (I - H_hh)^-1 e_h with H the hat matrix on all rows at the fold's
-  # penalty, against the folds' statistics (the primal fit without them)
-  set.seed(37)
-  n <- 40
-  x <- matrix(rnorm(2 * n), n, 2)
-  y <- cbind(sin(2 * x[, 1]) + rnorm(n, sd = 0.1), x[, 2] + rnorm(n))
-  m <- rff_map(2, D = 80, lengthscale = 1)
-  G <- tcrossprod(unclass(rff_features(x, map = m)))
-  rows <- split(seq_len(n), rep_len(1:3, n))
+  rows <- split(seq_len(n), rep_len(1:4, n))
   lambda <- c(1, 0.1, 1e-3, 1e-5)
   w0 <- runif(n)
   w0[c(2, 9)] <- 0
-  for (w in list(NULL, w0)) {
+  for (w in list(NULL, runif(n), w0)) {
     for (icpt in c(TRUE, FALSE)) {
       ref <- t(vapply(rows, function(h) {
-        tr <- setdiff(seq_len(n), h)
-        train <- rff_stats(x[tr, ], y[tr, ], m, intercept = icpt,
-                           weights = if (!is.null(w)) w[tr])
-        held <- rff_stats(x[h, ], y[h, ], m, intercept = icpt,
-                          weights = if (!is.null(w)) w[h])
-        rff:::heldout_sse(held, rff:::solve_path(rff:::normal_equations(train), lambda))
+        fold_sse_stats(x, y, m, setdiff(seq_len(n), h), h, w, lambda, icpt)
       }, numeric(4)))
+      ho <- rows[[3]]
+      got <- rff:::heldout_sse_gram(G, setdiff(seq_len(n), ho), ho, y, w, lambda, icpt)
+      expect_equal(got, ref[3, ], tolerance = 1e-8)
       got <- rff:::heldout_sse_folds(G, rows, y, w, lambda, icpt)
       expect_equal(unname(got), unname(ref), tolerance = 1e-8, info = paste(is.null(w), icpt))
     }
