@@ -43,7 +43,8 @@
 #' about three times slower than either level alone.
 #'
 #' @param threads The `threads` argument of a call, as there (default
-#'   `getOption("rff.threads")`, else all cores).
+#'   `getOption("rff.threads")`, else all cores less those other processes
+#'   are running on now).
 #' @return A list of class `"rff_blas_info"`: `blas` (`"openblas"`,
 #'   `"blis"`, `"mkl"`, or `"plain"` for a BLAS whose threads rff cannot see:
 #'   the reference BLAS, or another single-threaded one), `blas_threads` (the

@@ -38,7 +38,12 @@
 #'   the columns of `x`; by default `D` rows of `x` drawn at random
 #'   ([rff_nystrom]).
 #' @param threads Number of threads; default `getOption("rff.threads")`,
-#'   else all cores (at most 2 when `_R_CHECK_LIMIT_CORES_` is set). In a
+#'   else all cores (at most 2 when `_R_CHECK_LIMIT_CORES_` is set) less
+#'   those other processes are running on when the call starts (Linux:
+#'   the run queue of `/proc/loadavg`), at least one: OpenMP's threads wait
+#'   for each other by spinning, and a thread on a busy core made a call
+#'   slower than one thread (`quakes`' default fit beside a CPU hog on one
+#'   of 2 cores: 1.33 times one thread's time). In a
 #'   forked child process (`parallel::mclapply()`, `future::plan(multicore)`)
 #'   every routine runs on one thread, since OpenMP's threads do not survive
 #'   `fork()`.

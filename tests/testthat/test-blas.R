@@ -117,3 +117,26 @@ cat("DONE\\n")
   expect_equal(res$status, 0L, label = paste(res$output, collapse = "\n"))
   expect_true(any(res$output == "DONE"), label = paste(res$output, collapse = "\n"))
 })
+
+test_that("the default threads leave out the cores other processes are running on", {
+  # the run queue of /proc/loadavg less this process's own running threads
+  expect_identical(rff:::running_others("0.52 0.61 0.70 3/812 4242", c("R", "S", "S")), 2L)
+  expect_identical(rff:::running_others("0.52 0.61 0.70 3/812 4242", c("R", "R", "S")), 1L)
+  # the reading thread itself is running, whatever its stat said
+  expect_identical(rff:::running_others("1.00 1.00 1.00 1/90 7", character()), 0L)
+  # the state follows the command name, which may hold ") "
+  expect_identical(rff:::task_state("4242 (R) S 1 4242 4242 0 -1"), "S")
+  expect_identical(rff:::task_state("4243 (odd) name) R 1 4242 4242 0 -1"), "R")
+  expect_identical(rff:::task_state(character()), "")
+  busy <- rff:::busy_cores()
+  expect_true(is.integer(busy) && length(busy) == 1L && busy >= 0L)
+  n <- rff:::default_threads()
+  expect_true(n >= 1L && n <= rff:::detected_cores())
+  all_cores <- rff:::default_threads(busy = 0L)
+  expect_identical(rff:::default_threads(busy = 1L), max(1L, all_cores - 1L))
+  expect_identical(rff:::default_threads(busy = 1000L), 1L)
+  # a thread count given by option is used as it is
+  old <- options(rff.threads = 3L)
+  on.exit(options(old))
+  expect_identical(rff:::default_threads(), 3L)
+})
