@@ -288,46 +288,67 @@ heldout_sse_gram <- function(G, tr, ho, y, w, lambda, intercept) {
 # at c = W_t lambda. With W^1/2 Kc W^1/2 = U S U' (Kc the Gram matrix
 # centred by the weighted mean of all rows' features), H = 1w'/W +
 # W^-1/2 U diag(g) U' W^1/2, g = s / (s + c), and with B = U_h,
-# T = B diag(g) B' + w_h^1/2 w_h^1/2' / W (symmetric), the fold's
-# weighted SSE is |(I - T)^-1 w_h^1/2 e_h|^2, w_h^1/2 e_h = w_h^1/2 yc_h -
+# Th = B diag(g) B' + w_h^1/2 w_h^1/2' / W (symmetric), the fold's
+# weighted SSE is |(I - Th)^-1 w_h^1/2 e_h|^2, w_h^1/2 e_h = w_h^1/2 yc_h -
 # B (g u), u = U' W^1/2 yc: a Cholesky factorization of a block of the
-# fold's size per lambda. A fold whose I - T is not numerically positive
-# definite (a held-out row the fit on all rows interpolates) is scored by
-# heldout_sse_gram() from its own eigendecomposition.
+# fold's size per lambda, h^2 r + h^3 / 3 flops for h held-out rows and r
+# kept eigenvalues (held-out rows of weight 0 add nothing and are left
+# out). A fold is scored by heldout_sse_gram() from its own
+# eigendecomposition (about 7 (n - h)^3 flops) where that costs less (few
+# folds, many lambdas), or where I - Th is ill-conditioned (reciprocal
+# condition number of its Cholesky factor below 1e-4, of I - Th about
+# 1e-8: a held-out row the fit on all rows interpolates, as at lambda = 0).
+# The result's attribute "own" lists those folds.
 heldout_sse_folds <- function(G, rows, y, w, lambda, intercept) {
   n <- nrow(G)
   L <- length(lambda)
   w1 <- if (is.null(w)) rep(1, n) else w
   W <- sum(w1)
-  Kc <- G
-  yc <- y
-  if (intercept) {
-    a <- drop(G %*% w1) / W
-    Kc <- G - a - rep(a, each = n) + sum(w1 * a) / W
-    yc <- y - rep(colSums(y * w1) / W, each = n)
-  }
-  sw <- sqrt(w1)
-  eig <- gram_eigen(Kc * sw * rep(sw, each = n), low_rank = TRUE)
-  s <- eig$values
-  u <- crossprod(eig$left, yc * sw)
-  t(vapply(seq_along(rows), function(j) {
-    h <- rows[[j]]
-    B <- eig$left[h, , drop = FALSE]
-    swh <- sw[h]
-    Wt <- W - sum(w1[h])
-    eh <- yc[h, , drop = FALSE] * swh
-    out <- numeric(L)
-    for (l in seq_len(L)) {
-      g <- s / (s + Wt * lambda[l])
-      T <- tcrossprod(B * rep(sqrt(g), each = length(h)))
-      if (intercept) T <- T + tcrossprod(swh) / W
-      R <- tryCatch(chol(diag(length(h)) - T), error = function(e) NULL)
-      if (is.null(R) || !(min(diag(R)) > 1e-5)) {
-        return(heldout_sse_gram(G, seq_len(n)[-h], h, y, w, lambda, intercept))
-      }
-      r <- eh - B %*% (g * u)
-      out[l] <- sum(backsolve(R, backsolve(R, r, transpose = TRUE))^2)
+  own_cost <- function(h) 7 * as.double(n - h)^3
+  block_cost <- function(h, r) L * (as.double(h)^2 * r + as.double(h)^3 / 3)
+  sizes <- lengths(rows)
+  # (at r = n: the blocks cost no more with fewer eigenvalues kept)
+  own <- which(!(block_cost(sizes, n) < own_cost(sizes)))
+  if (length(own) < length(rows)) {
+    Kc <- G
+    yc <- y
+    if (intercept) {
+      a <- drop(G %*% w1) / W
+      Kc <- G - a - rep(a, each = n) + sum(w1 * a) / W
+      yc <- y - rep(colSums(y * w1) / W, each = n)
     }
-    out / ncol(y)
-  }, numeric(L)))
+    sw <- sqrt(w1)
+    eig <- gram_eigen(Kc * sw * rep(sw, each = n), low_rank = TRUE)
+    s <- eig$values
+    u <- crossprod(eig$left, yc * sw)
+  }
+  sse <- matrix(0, length(rows), L)
+  for (j in seq_along(rows)) {
+    h <- rows[[j]]
+    if (!(j %in% own)) {
+      Wt <- W - sum(w1[h])
+      h <- h[w1[h] > 0]
+      if (!length(h)) next
+      B <- eig$left[h, , drop = FALSE]
+      swh <- sw[h]
+      eh <- yc[h, , drop = FALSE] * swh
+      for (l in seq_len(L)) {
+        g <- s / (s + Wt * lambda[l])
+        Th <- tcrossprod(B * rep(sqrt(g), each = length(h)))
+        if (intercept) Th <- Th + tcrossprod(swh) / W
+        R <- tryCatch(chol(diag(length(h)) - Th), error = function(e) NULL)
+        if (is.null(R) || !(rcond(t(R), triangular = TRUE) >= 1e-4)) {
+          own <- c(own, j)
+          break
+        }
+        r <- eh - B %*% (g * u)
+        sse[j, l] <- sum(backsolve(R, backsolve(R, r, transpose = TRUE))^2) / ncol(y)
+      }
+    }
+    if (j %in% own) {
+      h <- rows[[j]]
+      sse[j, ] <- heldout_sse_gram(G, seq_len(n)[-h], h, y, w, lambda, intercept)
+    }
+  }
+  structure(sse, own = sort(own))
 }

@@ -75,6 +75,11 @@ glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, after = N
        mem = mem)
 }
 
+# The memory (MB) the curvature pairs of a cross-validation's folds may
+# hold between lambdas (glm_cv_path()): 41 MB for 5 folds of 2,000
+# features and 26 classes; rff_glm_apply()'s folds are its chunks.
+fold_pairs_mb <- 256
+
 # The start at lambda `l` of a path from its solutions `s1` at `l1` and
 # `s2` at `l2` before it: the line through them, in log lambda.
 path_extrapolate <- function(s1, s2, l2, l1, l) {
@@ -107,10 +112,14 @@ glm_row_folds <- function(prob, foldid) {
 
 # The path on all rows with its k-fold cross-validation over `folds`
 # (glm_row_folds()): at each lambda, after the fit on all rows, each fold
-# is fitted as the whole problem with its training weights, started from
-# the fit on all rows, to 100 times the tolerance of `control` (the
-# held-out measure needs a few digits), and the measure is taken on its
-# held-out rows. With `stop_early`, the path stops once three consecutive
+# is fitted as the whole problem with its training weights, to 100 times
+# the tolerance of `control` (the held-out measure needs a few digits),
+# and the measure is taken on its held-out rows. A fold starts from its
+# own fit at the lambda before, moved by the change of the fit on all
+# rows, with its own curvature pairs while all folds' pairs fit in
+# fold_pairs_mb (else those of the fit on all rows); at the first lambda,
+# and for the Poisson family (whose loss a moved start could make
+# overflow), from the fit on all rows. With `stop_early`, the path stops once three consecutive
 # lambdas have not improved on the best CV measure. Returns the path
 # (`full`) and cvm, cvsd per lambda.
 glm_cv_path <- function(prob, lambda, P, control, folds, measure, progress = FALSE,
@@ -132,17 +141,19 @@ glm_cv_path <- function(prob, lambda, P, control, folds, measure, progress = FAL
   on.exit(pb$close(), add = TRUE)
   prev <- NULL
   fold_prev <- vector("list", k)
+  moved <- prob$family != "poisson"
+  # each fold's 10 curvature pairs: 20 coefficient matrices
+  own_pairs <- 20 * 8 * k * (prob$D + 1) * prob$K <= fold_pairs_mb * 2^20
   after <- function(i, theta, mem) {
     for (j in seq_len(k)) {
-      # fold j starts from its own fit at the previous lambda moved by the
-      # change of the fit on all rows, with its own curvature pairs; the
-      # first lambda from the fit on all rows
       fp <- fold_prev[[j]]
-      st <- if (is.null(fp)) theta else fp$theta + (theta - prev)
+      st <- if (moved && !is.null(fp)) fp$theta + (theta - prev) else theta
+      if (!all(is.finite(st))) st <- theta
       fit <- glm_path(prob, lambda[i], P, cv_control, w = folds$weights(j),
                       start = array(st, c(dim(theta), 1L)),
-                      mem = if (is.null(fp)) mem else fp$mem)
-      fold_prev[[j]] <<- list(theta = matrix(fit$coef[, , 1L], nrow(theta)), mem = fit$mem)
+                      mem = if (is.null(fp$mem)) mem else fp$mem)
+      fold_prev[[j]] <<- list(theta = matrix(fit$coef[, , 1L], nrow(theta)),
+                              mem = if (own_pairs) fit$mem)
       conv <<- conv && all(fit$converged)
       vals[j, i] <<- folds$measure(j, fit, measure)
     }

@@ -50,8 +50,9 @@
 #' two fits before it, in log lambda, when the objective is lower there: on
 #' mlbench::Vehicle the path's passes over the rows fell from 361 to 190).
 #' When the features are cached and there are fewer rows than features,
-#' the fit is solved in the span of the rows, with the same objective: every gradient Z'r / W + lambda B lies in that span, so
-#' every iterate does, and on an orthonormal basis V of it (from the n x n
+#' the fit is solved in the span of the rows, with the same objective:
+#' every gradient Z'r / W + lambda B lies in that span, so every iterate
+#' does, and on an orthonormal basis V of it (from the n x n
 #' matrix ZZ', turned to the eigenvectors of the preconditioner, which
 #' becomes diagonal) the features are the r <= n columns of ZV and
 #' B = V theta with |B| = |theta|; a pass then costs O(n r K) instead of
@@ -79,8 +80,9 @@
 #' each lambda, each fold is fitted with its held-out rows weighted zero,
 #' to 100 times `epsilon` (at most 1e-4), started from its own fit at the
 #' lambda before moved by the change of the fit on all rows between the two
-#' lambdas (at the first lambda, from the fit on all rows), with its own
-#' curvature pairs (on mlbench::Vehicle the folds' passes fell from 958
+#' lambdas (at the first lambda, and for the Poisson family, whose loss
+#' such a start could make overflow, from the fit on all rows), with its
+#' own curvature pairs (on mlbench::Vehicle the folds' passes fell from 958
 #' to 342).
 #' A path chosen from the data stops once three consecutive lambdas have
 #' not improved on the smallest CV deviance (smaller lambdas cost the most

@@ -24,9 +24,11 @@ default_threads <- function(busy = busy_cores()) {
   as.integer(max(1L, n - busy))
 }
 
-# The cores other processes are running on now (Linux; 0 elsewhere), the
-# least of three reads (a task that runs for an instant is not a busy
-# core) of running_others().
+# The cores other processes are running on now (Linux; 0 elsewhere): the
+# least of three reads of running_others() in a row (a task running at one
+# of them only is not counted). /proc/loadavg counts the whole machine: on
+# one shared through CPU sets, tasks on cores this process cannot use count
+# too (there, give `threads` or options(rff.threads)).
 busy_cores <- function() {
   if (!file.exists("/proc/loadavg")) return(0L)
   read_once <- function() {

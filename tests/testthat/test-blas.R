@@ -119,6 +119,8 @@ cat("DONE\\n")
 })
 
 test_that("the default threads leave out the cores other processes are running on", {
+  old <- options(rff.threads = NULL)
+  on.exit(options(old))
   # the run queue of /proc/loadavg less this process's own running threads
   expect_identical(rff:::running_others("0.52 0.61 0.70 3/812 4242", c("R", "S", "S")), 2L)
   expect_identical(rff:::running_others("0.52 0.61 0.70 3/812 4242", c("R", "R", "S")), 1L)
@@ -136,7 +138,6 @@ test_that("the default threads leave out the cores other processes are running o
   expect_identical(rff:::default_threads(busy = 1L), max(1L, all_cores - 1L))
   expect_identical(rff:::default_threads(busy = 1000L), 1L)
   # a thread count given by option is used as it is
-  old <- options(rff.threads = 3L)
-  on.exit(options(old))
+  options(rff.threads = 3L)
   expect_identical(rff:::default_threads(), 3L)
 })

@@ -275,17 +275,38 @@ test_that("held-out errors from the Gram matrix equal those from the folds' stat
       got <- rff:::heldout_sse_gram(G, setdiff(seq_len(n), ho), ho, y, w, lambda, icpt)
       expect_equal(got, ref[3, ], tolerance = 1e-8)
       got <- rff:::heldout_sse_folds(G, rows, y, w, lambda, icpt)
-      expect_equal(unname(got), unname(ref), tolerance = 1e-8, info = paste(is.null(w), icpt))
+      expect_identical(attr(got, "own"), integer(0))
+      expect_equal(c(got), c(ref), tolerance = 1e-8, info = paste(is.null(w), icpt))
     }
+  }
+  own_folds <- function(lam, rows) {
+    t(vapply(rows, function(h) {
+      rff:::heldout_sse_gram(G, setdiff(seq_len(n), h), h, y, NULL, lam, TRUE)
+    }, numeric(length(lam))))
   }
   # at lambda = 0 the fit on all rows interpolates them (I - H_hh = 0): each
   # fold is scored from its own eigenproblem instead
   got <- rff:::heldout_sse_folds(G, rows, y, NULL, c(0.1, 0), TRUE)
-  ref <- t(vapply(rows, function(h) {
-    rff:::heldout_sse_gram(G, setdiff(seq_len(n), h), h, y, NULL, c(0.1, 0), TRUE)
-  }, numeric(2)))
-  expect_equal(unname(got), unname(ref), tolerance = 1e-10)
-  expect_true(all(is.finite(got)))
+  expect_identical(attr(got, "own"), 1:4)
+  expect_equal(c(got), c(own_folds(c(0.1, 0), rows)), tolerance = 1e-10)
+  # two folds: a fold's own eigenproblem costs less than a block per lambda
+  halves <- split(seq_len(n), rep_len(1:2, n))
+  got <- rff:::heldout_sse_folds(G, halves, y, NULL, lambda, TRUE)
+  expect_identical(attr(got, "own"), 1:2)
+  expect_equal(c(got), c(own_folds(lambda, halves)), tolerance = 1e-10)
+  # held-out rows of weight 0 add nothing: a fold of them scores 0, exactly
+  wz <- runif(n)
+  wz[rows[[2]]] <- 0
+  got <- rff:::heldout_sse_folds(G, rows, y, wz, lambda, TRUE)
+  expect_identical(c(got[2, ]), numeric(4))
+  ref <- fold_sse_stats(x, y, m, setdiff(seq_len(n), rows[[1]]), rows[[1]], wz, lambda, TRUE)
+  expect_equal(c(got[1, ]), ref, tolerance = 1e-8)
+  # leave-one-out folds, one of them a row of weight 0: finite curves
+  w1 <- rep(1, 14)
+  w1[3] <- 0
+  cv <- rff_cv(x[1:14, ], y[1:14, 1], weights = w1, foldid = 1:14, D = 26, lengthscale = 1,
+               nlambda = 5, progress = FALSE)
+  expect_true(all(is.finite(cv$cvm)) && all(is.finite(cv$cvsd)))
 })
 
 test_that("lengthscale \"auto\" walks over the multiples of the median heuristic by CV", {
