@@ -294,8 +294,9 @@ heldout_sse_gram <- function(G, tr, ho, y, w, lambda, intercept) {
 # fold's size per lambda, h^2 r + h^3 / 3 flops for h held-out rows and r
 # kept eigenvalues (held-out rows of weight 0 add nothing and are left
 # out). A fold is scored by heldout_sse_gram() from its own
-# eigendecomposition (about 7 (n - h)^3 flops) where that costs less (few
-# folds, many lambdas), or where I - Th is ill-conditioned (reciprocal
+# eigendecomposition (about 1.5 (n - h)^3 flops, as measured) where that
+# costs less (few folds, many lambdas, few rows), or where I - Th is
+# ill-conditioned (reciprocal
 # condition number of its Cholesky factor below 1e-4, of I - Th about
 # 1e-8: a held-out row the fit on all rows interpolates, as at lambda = 0).
 # The result's attribute "own" lists those folds.
@@ -304,11 +305,15 @@ heldout_sse_folds <- function(G, rows, y, w, lambda, intercept) {
   L <- length(lambda)
   w1 <- if (is.null(w)) rep(1, n) else w
   W <- sum(w1)
-  own_cost <- function(h) 7 * as.double(n - h)^3
-  block_cost <- function(h, r) L * (as.double(h)^2 * r + as.double(h)^3 / 3)
   sizes <- lengths(rows)
-  # (at r = n: the blocks cost no more with fewer eigenvalues kept)
-  own <- which(!(block_cost(sizes, n) < own_cost(sizes)))
+  # in flops, with R's overhead of a call as flops (measured at 10 folds of
+  # 24 to 379 rows: a block about 4e4, a fold's own eigenproblem 2e5), and
+  # the blocks' eigenproblem of all rows shared by the folds; at r = n (the
+  # blocks cost no more with fewer eigenvalues kept)
+  own_cost <- 1.5 * as.double(n - sizes)^3 + 2e5
+  block_cost <- L * (as.double(sizes)^2 * n + as.double(sizes)^3 / 3 + 4e4) +
+    1.5 * as.double(n)^3 / length(rows)
+  own <- which(!(block_cost < own_cost))
   if (length(own) < length(rows)) {
     Kc <- G
     yc <- y
