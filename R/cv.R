@@ -18,7 +18,7 @@
 #' rounding; a fold where I - H_jj is ill-conditioned, as at `lambda = 0`,
 #' or whose own eigendecomposition costs less, with few folds and many
 #' lambdas, is scored from its own eigendecomposition); on `quakes` (750
-#' rows, 4 lengthscales) the default call took 2.7 s instead of 6.9 s
+#' rows, 4 lengthscales) the default call took 2.8 s instead of 6.7 s
 #' (reference BLAS).
 #'
 #' All lengthscales share the same random draws: one map is drawn (or
