@@ -25,8 +25,7 @@ default_threads <- function(busy = busy_cores()) {
 }
 
 # The cores other processes are running on now (Linux; 0 elsewhere): the
-# least of three reads of running_others() in a row (a task running at one
-# of them only is not counted). /proc/loadavg counts the whole machine: on
+# least of up to three reads of running_others(), 1 ms apart. /proc/loadavg counts the whole machine: on
 # one shared through CPU sets, tasks on cores this process cannot use count
 # too (there, give `threads` or options(rff.threads)).
 busy_cores <- function() {
@@ -39,8 +38,16 @@ busy_cores <- function() {
     }, "")
     running_others(readLines("/proc/loadavg", n = 1L, warn = FALSE), states)
   }
-  busy <- tryCatch(min(read_once(), read_once(), read_once()), error = function(e) NA_integer_,
-                   warning = function(w) NA_integer_)
+  busy <- tryCatch({
+    b <- read_once()
+    # a core seen busy is read again 1 and 2 ms later: a task that ran for
+    # an instant (1 read in 150 on a quiet machine) is not a busy core
+    for (i in 1:2) if (b > 0) {
+      Sys.sleep(0.001)
+      b <- min(b, read_once())
+    }
+    b
+  }, error = function(e) NA_integer_, warning = function(w) NA_integer_)
   if (length(busy) != 1L || is.na(busy)) 0L else max(0L, as.integer(busy))
 }
 
