@@ -248,34 +248,46 @@ heldout_sse <- function(s, p) {
 # (W^1/2 Zc)' U S^-1/2, u = S^1/2 U' W^1/2 yc (thin_scores()), predict the
 # held-out rows through (Z_h - zbar) V = Kc_ht W^1/2 U S^-1/2.
 heldout_sse_gram <- function(G, tr, ho, y, w, lambda, intercept) {
-  nt <- length(tr)
-  wt <- if (is.null(w)) rep(1, nt) else w[tr]
   wh <- if (is.null(w)) rep(1, length(ho)) else w[ho]
-  W <- sum(wt)
-  Kt <- G[tr, tr, drop = FALSE]
+  eig <- gram_rows_eigen(G[tr, tr, drop = FALSE], y[tr, , drop = FALSE],
+                         if (is.null(w)) NULL else w[tr], intercept)
+  sw <- eig$sw
   Kh <- G[ho, tr, drop = FALSE]
-  yt <- y[tr, , drop = FALSE]
-  ybar <- NULL
   if (intercept) {
-    a <- drop(Kt %*% wt) / W
-    zz <- sum(wt * a) / W
-    Kh <- Kh - drop(Kh %*% wt) / W - rep(a, each = length(ho)) + zz
-    Kt <- Kt - a - rep(a, each = nt) + zz
-    ybar <- colSums(yt * wt) / W
+    Kh <- Kh - drop(Kh %*% sw^2) / eig$W - rep(eig$a, each = length(ho)) + eig$zz
   }
-  sw <- sqrt(wt)
-  eig <- thin_scores(gram_eigen(Kt * sw * rep(sw, each = nt), low_rank = TRUE), yt, ybar,
-                     if (is.null(w)) NULL else wt)
   Ph <- ((Kh * rep(sw, each = length(ho))) %*% eig$left) /
     rep(sqrt(eig$values), each = length(ho))
-  Gl <- 1 / outer(eig$values, W * lambda, `+`)
+  Gl <- 1 / outer(eig$values, eig$W * lambda, `+`)
   out <- numeric(length(lambda))
   for (r in seq_len(ncol(y))) {
     pred <- Ph %*% (eig$u[, r] * Gl)
-    if (!is.null(ybar)) pred <- pred + ybar[r]
+    if (!is.null(eig$ybar)) pred <- pred + eig$ybar[r]
     out <- out + colSums(wh * (y[ho, r] - pred)^2)
   }
   out / ncol(y)
+}
+
+# The eigenproblem W^1/2 Kc W^1/2 = U S U' (kept pairs `values`, `left`)
+# of rows with Gram matrix K, weights w (NULL: all 1) and responses y, Kc
+# centred by the rows' weighted mean features when `intercept` (K - a1' -
+# 1a' + zz, a = K w / W, zz = w'a / W), with the scores u of thin_scores(),
+# the total weight W, sqrt(w) `sw`, `a`, `zz` and the responses' mean ybar.
+gram_rows_eigen <- function(K, y, w, intercept) {
+  n <- nrow(K)
+  wv <- if (is.null(w)) rep(1, n) else w
+  W <- sum(wv)
+  a <- ybar <- NULL
+  zz <- 0
+  if (intercept) {
+    a <- drop(K %*% wv) / W
+    zz <- sum(wv * a) / W
+    K <- K - a - rep(a, each = n) + zz
+    ybar <- colSums(y * wv) / W
+  }
+  sw <- sqrt(wv)
+  eig <- thin_scores(gram_eigen(K * sw * rep(sw, each = n), low_rank = TRUE), y, ybar, w)
+  c(eig, list(W = W, sw = sw, a = a, zz = zz, ybar = ybar))
 }
 
 # Held-out SSE of every fold (k x L) of a path on fewer rows than features,
@@ -285,26 +297,23 @@ heldout_sse_gram <- function(G, tr, ho, y, w, lambda, intercept) {
 # are the residuals and H = X (X'WX + P)^-1 X'W the hat matrix of the fit
 # on all rows at the same penalty P (X = [1, Z], the intercept unpenalized).
 # A fold's fit penalizes W_t lambda, W_t its training weight, so H is taken
-# at c = W_t lambda. With W^1/2 Kc W^1/2 = U S U' (Kc the Gram matrix
-# centred by the weighted mean of all rows' features), H = 1w'/W +
-# W^-1/2 U diag(g) U' W^1/2, g = s / (s + c), and with B = U_h,
-# Th = B diag(g) B' + w_h^1/2 w_h^1/2' / W (symmetric), the fold's
-# weighted SSE is |(I - Th)^-1 w_h^1/2 e_h|^2, w_h^1/2 e_h = w_h^1/2 yc_h -
-# B (g u), u = U' W^1/2 yc: a Cholesky factorization of a block of the
-# fold's size per lambda, h^2 r + h^3 / 3 flops for h held-out rows and r
-# kept eigenvalues (held-out rows of weight 0 add nothing and are left
-# out). A fold is scored by heldout_sse_gram() from its own
-# eigendecomposition (about 1.5 (n - h)^3 flops, as measured) where that
-# costs less (few folds, many lambdas, few rows), or where I - Th is
-# ill-conditioned (reciprocal
-# condition number of its Cholesky factor below 1e-4, of I - Th about
-# 1e-8: a held-out row the fit on all rows interpolates, as at lambda = 0).
-# The result's attribute "own" lists those folds.
+# at c = W_t lambda. With W^1/2 Kc W^1/2 = U S U' (gram_rows_eigen() of all
+# rows), H = 1w'/W + W^-1/2 U diag(g) U' W^1/2, g = s / (s + c), and with
+# B = U_h, Th = B diag(g) B' + w_h^1/2 w_h^1/2' / W (symmetric), the
+# fold's weighted SSE is |(I - Th)^-1 w_h^1/2 e_h|^2, w_h^1/2 e_h =
+# w_h^1/2 yc_h - B (g u), u = U' W^1/2 yc: a Cholesky factorization of a
+# block of the fold's size per lambda, h^2 r + h^3 / 3 flops for h
+# held-out rows and r kept eigenvalues (held-out rows of weight 0 add
+# nothing and are left out). A fold is scored by heldout_sse_gram() from
+# its own eigendecomposition (about 1.5 (n - h)^3 flops, as measured)
+# where that costs less (few folds, many lambdas, few rows), or where
+# I - Th is ill-conditioned (reciprocal condition number of its Cholesky
+# factor below 1e-4, of I - Th about 1e-8: a held-out row the fit on all
+# rows interpolates, as at lambda = 0). The result's attribute "own" lists
+# those folds.
 heldout_sse_folds <- function(G, rows, y, w, lambda, intercept) {
   n <- nrow(G)
   L <- length(lambda)
-  w1 <- if (is.null(w)) rep(1, n) else w
-  W <- sum(w1)
   sizes <- lengths(rows)
   # in flops, with R's overhead of a call as flops (measured at 10 folds of
   # 24 to 379 rows: a block about 4e4, a fold's own eigenproblem 2e5), and
@@ -315,45 +324,39 @@ heldout_sse_folds <- function(G, rows, y, w, lambda, intercept) {
     1.5 * as.double(n)^3 / length(rows)
   own <- which(!(block_cost < own_cost))
   if (length(own) < length(rows)) {
-    Kc <- G
-    yc <- y
-    if (intercept) {
-      a <- drop(G %*% w1) / W
-      Kc <- G - a - rep(a, each = n) + sum(w1 * a) / W
-      yc <- y - rep(colSums(y * w1) / W, each = n)
+    eig <- gram_rows_eigen(G, y, w, intercept)
+    yc <- if (intercept) y - rep(eig$ybar, each = n) else y
+    u <- eig$u / sqrt(eig$values)
+  }
+  # fold h's SSE by blocks, or NULL where a block is ill-conditioned
+  by_blocks <- function(h) {
+    sw <- eig$sw
+    Wt <- eig$W - sum(sw[h]^2)
+    h <- h[sw[h] > 0]
+    out <- numeric(L)
+    if (!length(h)) return(out)
+    B <- eig$left[h, , drop = FALSE]
+    eh <- yc[h, , drop = FALSE] * sw[h]
+    for (l in seq_len(L)) {
+      g <- eig$values / (eig$values + Wt * lambda[l])
+      Th <- tcrossprod(B * rep(sqrt(g), each = length(h)))
+      if (intercept) Th <- Th + tcrossprod(sw[h]) / eig$W
+      R <- tryCatch(chol(diag(length(h)) - Th), error = function(e) NULL)
+      if (is.null(R) || !(rcond(t(R), triangular = TRUE) >= 1e-4)) return(NULL)
+      r <- eh - B %*% (g * u)
+      out[l] <- sum(backsolve(R, backsolve(R, r, transpose = TRUE))^2) / ncol(y)
     }
-    sw <- sqrt(w1)
-    eig <- gram_eigen(Kc * sw * rep(sw, each = n), low_rank = TRUE)
-    s <- eig$values
-    u <- crossprod(eig$left, yc * sw)
+    out
   }
   sse <- matrix(0, length(rows), L)
   for (j in seq_along(rows)) {
-    h <- rows[[j]]
-    if (!(j %in% own)) {
-      Wt <- W - sum(w1[h])
-      h <- h[w1[h] > 0]
-      if (!length(h)) next
-      B <- eig$left[h, , drop = FALSE]
-      swh <- sw[h]
-      eh <- yc[h, , drop = FALSE] * swh
-      for (l in seq_len(L)) {
-        g <- s / (s + Wt * lambda[l])
-        Th <- tcrossprod(B * rep(sqrt(g), each = length(h)))
-        if (intercept) Th <- Th + tcrossprod(swh) / W
-        R <- tryCatch(chol(diag(length(h)) - Th), error = function(e) NULL)
-        if (is.null(R) || !(rcond(t(R), triangular = TRUE) >= 1e-4)) {
-          own <- c(own, j)
-          break
-        }
-        r <- eh - B %*% (g * u)
-        sse[j, l] <- sum(backsolve(R, backsolve(R, r, transpose = TRUE))^2) / ncol(y)
-      }
-    }
-    if (j %in% own) {
+    e <- if (!(j %in% own)) by_blocks(rows[[j]])
+    if (is.null(e)) {
+      own <- c(own, j)
       h <- rows[[j]]
-      sse[j, ] <- heldout_sse_gram(G, seq_len(n)[-h], h, y, w, lambda, intercept)
+      e <- heldout_sse_gram(G, seq_len(n)[-h], h, y, w, lambda, intercept)
     }
+    sse[j, ] <- e
   }
-  structure(sse, own = sort(own))
+  structure(sse, own = sort(unique(own)))
 }

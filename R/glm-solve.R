@@ -119,9 +119,9 @@ glm_row_folds <- function(prob, foldid) {
 # rows, with its own curvature pairs while all folds' pairs fit in
 # fold_pairs_mb (else those of the fit on all rows); at the first lambda,
 # and for the Poisson family (whose loss a moved start could make
-# overflow), from the fit on all rows. With `stop_early`, the path stops once three consecutive
-# lambdas have not improved on the best CV measure. Returns the path
-# (`full`) and cvm, cvsd per lambda.
+# overflow), from the fit on all rows. With `stop_early`, the path stops
+# once three consecutive lambdas have not improved on the best CV measure.
+# Returns the path (`full`) and cvm, cvsd per lambda.
 glm_cv_path <- function(prob, lambda, P, control, folds, measure, progress = FALSE,
                         stop_early = FALSE) {
   k <- folds$k

@@ -9,8 +9,8 @@ check_threads <- function(threads) {
 
 # The default `threads`: options(rff.threads), else the cores (at most 2
 # under _R_CHECK_LIMIT_CORES_) less those other processes are running on
-# now (`busy`, from busy_cores()), at least one. A thread on a core another process
-# keeps busy costs more than it brings: OpenMP's threads wait for each
+# now (`busy`, from busy_cores()), at least one. A thread on a core
+# another process keeps busy costs more than it brings: OpenMP's threads wait for each
 # other by spinning, and the spinning takes the core from the call itself
 # (quakes' default fit with a CPU hog on one of 2 cores: 1.33 times the
 # time of threads = 1 with both threads, 1.00 with the threads waiting
@@ -25,9 +25,10 @@ default_threads <- function(busy = busy_cores()) {
 }
 
 # The cores other processes are running on now (Linux; 0 elsewhere): the
-# least of up to three reads of running_others(), 1 ms apart. /proc/loadavg counts the whole machine: on
-# one shared through CPU sets, tasks on cores this process cannot use count
-# too (there, give `threads` or options(rff.threads)).
+# least of up to three reads of running_others(), 1 ms apart.
+# /proc/loadavg counts the whole machine: on one shared through CPU sets,
+# tasks on cores this process cannot use count too (there, give `threads`
+# or options(rff.threads)).
 busy_cores <- function() {
   if (!file.exists("/proc/loadavg")) return(0L)
   read_once <- function() {
