@@ -3,9 +3,29 @@
 # streamed chunk and optional packages.
 
 check_threads <- function(threads) {
+  sync_products()
   if (is.null(threads)) return(default_threads())
   check_count(threads, "threads", lo = 1, hi = 1024)
 }
+
+# options(rff.products): "auto" (the default) runs the large products on
+# rff's own kernel where it can (rff_blas_info()), "blas" always on the
+# BLAS. Handed to the C code when it changes, by every call that checks
+# its `threads`.
+sync_products <- function() {
+  opt <- getOption("rff.products", "auto")
+  if (!(is.character(opt) && length(opt) == 1L && opt %in% c("auto", "blas"))) {
+    rff_abort("options(rff.products)", "`options(rff.products)` must be \"auto\" or ",
+              "\"blas\", got ", deparse1(opt))
+  }
+  if (!identical(products_state$opt, opt)) {
+    .Call(C_rff_set_own_products, opt == "auto")
+    products_state$opt <- opt
+  }
+  invisible(opt)
+}
+
+products_state <- new.env(parent = emptyenv())
 
 # The default `threads`: options(rff.threads), else the cores (at most 2
 # under _R_CHECK_LIMIT_CORES_) less those other processes are running on

@@ -28,6 +28,11 @@ typedef int64_t (*i64_void_fn)(void);
 typedef void (*void_i64_fn)(int64_t);
 
 static int blas_kind = RFF_BLAS_PLAIN;
+/* Whether the large products run on rff's own kernel (gemm.c) rather than
+   the BLAS: wanted unless switched off (rff_blas_set_own()), and used only
+   with a BLAS without threads (the reference BLAS) on a processor that
+   runs the kernel. */
+static int own_wanted = 1, own_available = 0;
 static int_void_fn openblas_get, mkl_get;
 static void_int_fn openblas_set, mkl_set;
 static i64_void_fn blis_get;
@@ -35,6 +40,7 @@ static void_i64_fn blis_set;
 
 void rff_blas_detect(void)
 {
+    own_available = rff_gemm_available();
 #ifndef _WIN32
     /* function pointers from dlsym's object pointers, through memcpy as
        POSIX allows */
@@ -55,6 +61,35 @@ void rff_blas_detect(void)
 }
 
 int rff_blas_kind(void) { return blas_kind; }
+
+int rff_blas_own(void)
+{
+    return own_wanted && own_available && blas_kind == RFF_BLAS_PLAIN;
+}
+
+/* Switches rff's own kernel on (1) or off (0), returning whether it was
+   wanted before. */
+int rff_blas_set_own(int on)
+{
+    int prev = own_wanted;
+    own_wanted = on != 0;
+    return prev;
+}
+
+/* c = op(a) op(b) + beta c on the calling thread: rff's own kernel when
+   it is in use, else one BLAS call (at whatever threads the BLAS has). May
+   run inside rff's parallel regions only with a BLAS held at one thread. */
+void rff_dgemm_seq(const char *ta, const char *tb, int m, int n, int k,
+                   const double *a, int lda, const double *b, int ldb,
+                   double beta, double *c, int ldc)
+{
+    const double one = 1.0;
+    if (rff_blas_own() && rff_gemm(ta[0] == 'T', tb[0] == 'T', m, n, k, a, lda, b, ldb,
+                                   beta, c, ldc, -1) == 0)
+        return;
+    F77_CALL(dgemm)(ta, tb, &m, &n, &k, &one, a, &lda, b, &ldb, &beta, c, &ldc
+                    FCONE FCONE);
+}
 
 /* How a large product is split (see rff_dsyrk_threads()). OpenBLAS and
    BLIS share out the output among their threads and never the inner sums,
@@ -104,10 +139,8 @@ void rff_dgemm1(const char *ta, const char *tb, int m, int n, int k,
                 const double *a, int lda, const double *b, int ldb,
                 double beta, double *c, int ldc)
 {
-    const double one = 1.0;
     int prev = rff_blas_set_threads(1);
-    F77_CALL(dgemm)(ta, tb, &m, &n, &k, &one, a, &lda, b, &ldb, &beta, c, &ldc
-                    FCONE FCONE);
+    rff_dgemm_seq(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
     rff_blas_set_threads(prev);
 }
 
@@ -132,6 +165,7 @@ void rff_dsyrk_threads(const char *trans, int n, int k, const double *a,
         return;
     }
     const int nb = (n + RFF_SPLIT_COLS - 1) / RFF_SPLIT_COLS;
+    const int own = rff_blas_own();
     int prev = rff_blas_set_threads(1);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1)
@@ -142,6 +176,10 @@ void rff_dsyrk_threads(const char *trans, int n, int k, const double *a,
         int w = n - c0 < RFF_SPLIT_COLS ? n - c0 : RFF_SPLIT_COLS;
         const double *ab = a + (tr ? (R_xlen_t) c0 * lda : c0);
         double *cb = c + (R_xlen_t) c0 * ldc;
+        /* rff's kernel: rows 0..c0 + w of the block's columns at once */
+        if (own && rff_gemm(tr, !tr, c0 + w, w, k, a, lda, ab, lda, beta, cb, ldc,
+                            c0) == 0)
+            continue;
         F77_CALL(dsyrk)("U", trans, &w, &k, &one, ab, &lda, &beta, cb + c0,
                         &ldc FCONE FCONE);
         if (c0 > 0)
@@ -171,6 +209,7 @@ void rff_dgemm_threads(const char *ta, const char *tb, int m, int n, int k,
     const double one = 1.0;
     const int nb = (n + RFF_SPLIT_COLS - 1) / RFF_SPLIT_COLS;
     const int btr = tb[0] == 'T';
+    const int own = rff_blas_own();
     int prev = rff_blas_set_threads(1);
     /* dynamic: a thread on a core busy with another process takes fewer
        blocks (each block is the same product whichever thread runs it) */
@@ -181,8 +220,12 @@ void rff_dgemm_threads(const char *ta, const char *tb, int m, int n, int k,
         int c0 = t * RFF_SPLIT_COLS;
         int w = n - c0 < RFF_SPLIT_COLS ? n - c0 : RFF_SPLIT_COLS;
         const double *bb = b + (btr ? c0 : (R_xlen_t) c0 * ldb);
+        double *cb = c + (R_xlen_t) c0 * ldc;
+        if (own && rff_gemm(ta[0] == 'T', btr, m, w, k, a, lda, bb, ldb, beta, cb, ldc,
+                            -1) == 0)
+            continue;
         F77_CALL(dgemm)(ta, tb, &m, &w, &k, &one, a, &lda, bb, &ldb, &beta,
-                        c + (R_xlen_t) c0 * ldc, &ldc FCONE FCONE);
+                        cb, &ldc FCONE FCONE);
     }
     rff_blas_set_threads(prev);
 }

@@ -11,7 +11,7 @@
    transformation of all n vectors is two thirds of dsyevr's work; a smooth
    kernel's Gram matrix has few eigenvalues above 1e-12 of its largest (114
    of 750 on quakes), and only their vectors are transformed. Above blas.c
-   and runtime.c. */
+   runtime.c and reflect.c. */
 #include "rff.h"
 
 /* Columns of the eigenvectors per dormtr call: a fixed partition, so the
@@ -52,6 +52,11 @@ static int back_transform(const double *a, int n, const double *tau, double *z, 
     size_t nn = (size_t) n;
     int info = 0, lwork = -1;
     double wq = 0;
+    if (rff_blas_own()) {
+        /* the reflectors in blocks, products on rff's kernel (reflect.c) */
+        rff_reflect(a, n, tau, z, k, threads);
+        return 1;
+    }
     if (rff_blas_split() == RFF_SPLIT_BLAS) {
         /* one call on the BLAS's threads as they are (as dsyevr would run):
            panels would each read all the reflectors again, and setting the

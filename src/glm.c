@@ -84,10 +84,8 @@ static void glm_block(void *ctx_, int r0, int nr)
     }
     double *E = c->ebuf + (size_t) t * RFF_BLOCK_ROWS * K;
     double *R = c->rbuf + (size_t) t * RFF_BLOCK_ROWS * K;
-    const double one = 1.0, zero = 0.0;
     int ld = RFF_BLOCK_ROWS;
-    F77_CALL(dgemm)("N", "N", &nr, &K, &D, &one, z, &ldz, c->B, &D, &zero, E, &ld
-                    FCONE FCONE);
+    rff_dgemm_seq("N", "N", nr, K, D, z, ldz, c->B, D, 0.0, E, ld);
     double loss = 0;
     for (int i = 0; i < nr; i++) {
         R_xlen_t r = row + i;
@@ -111,8 +109,7 @@ static void glm_block(void *ctx_, int r0, int nr)
         for (int i = 0; i < nr; i++) s += R[i + k * ld];
         c->g0b[(size_t) b * K + k] = s;
     }
-    F77_CALL(dgemm)("T", "N", &D, &K, &nr, &one, z, &ldz, R, &ld, &zero,
-                    c->Gb + (size_t) b * D * K, &D FCONE FCONE);
+    rff_dgemm_seq("T", "N", D, K, nr, z, ldz, R, ld, 0.0, c->Gb + (size_t) b * D * K, D);
 }
 
 /* Blocks per chunk of the fused pass: the partial sums of a chunk are held

@@ -22,6 +22,8 @@ static const R_CallMethodDef CallEntries[] = {
     CALLDEF(rff_ard_gradient, 10),
     CALLDEF(rff_trig, 1),
     CALLDEF(rff_runtime_info, 2),
+    CALLDEF(rff_set_own_products, 1),
+    CALLDEF(rff_own_product, 6),
     {NULL, NULL, 0}
 };
 

@@ -31,7 +31,6 @@ typedef struct {
 static double lb_eval(lb_prob *p, const double *th, double *g, double *loss_out)
 {
     const int n = p->n, r = p->r, K = p->K, ld = r + 1;
-    const double one = 1.0, zero = 0.0;
     double *a = p->tmp;
     for (int k = 0; k < K; k++) {
         const double *B = th + (R_xlen_t) k * ld + 1;
@@ -39,8 +38,7 @@ static double lb_eval(lb_prob *p, const double *th, double *g, double *loss_out)
         for (int j = 0; j < r; j++) s += p->zbar[j] * B[j];
         a[k] = th[(R_xlen_t) k * ld] - s;
     }
-    F77_CALL(dgemm)("N", "N", &n, &K, &r, &one, p->X, &n, th + 1, &ld, &zero, p->eta,
-                    &n FCONE FCONE);
+    rff_dgemm_seq("N", "N", n, K, r, p->X, n, th + 1, ld, 0.0, p->eta, n);
     double loss = 0;
     for (int i = 0; i < n; i++) {
         for (int k = 0; k < K; k++) {
@@ -57,8 +55,7 @@ static double lb_eval(lb_prob *p, const double *th, double *g, double *loss_out)
                             p->eta + i, p->R + i, n, K);
     }
     /* g: rows 1..r = X'R / W + lambda B, row 0 = colSums(R) / W */
-    F77_CALL(dgemm)("T", "N", &r, &K, &n, &one, p->X, &n, p->R, &n, &zero, g + 1, &ld
-                    FCONE FCONE);
+    rff_dgemm_seq("T", "N", r, K, n, p->X, n, p->R, n, 0.0, g + 1, ld);
     double pen = 0;
     for (int k = 0; k < K; k++) {
         double *gk = g + (R_xlen_t) k * ld;

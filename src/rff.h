@@ -22,8 +22,8 @@
 /* The files form layers, each using only files above it in this list (in
    parentheses, those whose symbols it uses, as tools/layers.sh prints them
    from the object files; a test checks them for cycles):
-     helpers: args.c, blas.c (none); runtime.c (args, blas): argument, list,
-       BLAS, thread and interrupt helpers
+     helpers: args.c, gemm.c (none); blas.c (gemm); runtime.c (args, blas):
+       argument, list, BLAS, thread and interrupt helpers
      spectral.c (none): spectral laws
      kernels.c (args, runtime, spectral): the kernel table, exact kernels
      map drawing: orthogonal.c, qmc.c (runtime); polynomial.c (args,
@@ -62,6 +62,18 @@ int rff_threads(SEXP threads);
 enum { RFF_BLAS_PLAIN = 0, RFF_BLAS_OPENBLAS = 1, RFF_BLAS_BLIS = 2, RFF_BLAS_MKL = 3 };
 enum { RFF_SPLIT_BLOCKS = 0, RFF_SPLIT_BLAS = 1 };
 void rff_blas_detect(void);
+/* rff's own product (gemm.c): c = beta c + op(a) op(b), with tri >= 0 only
+   entries i <= j + tri; -1 (nothing done) where it cannot run. */
+int rff_gemm_available(void);
+int rff_gemm(int ta, int tb, int m, int n, int k, const double *a, int lda,
+             const double *b, int ldb, double beta, double *c, int ldc, int tri);
+/* Whether the large products run on rff's own kernel, and its switch. */
+int rff_blas_own(void);
+int rff_blas_set_own(int on);
+/* c = op(a) op(b) + beta c on the calling thread (own kernel or BLAS). */
+void rff_dgemm_seq(const char *ta, const char *tb, int m, int n, int k,
+                   const double *a, int lda, const double *b, int ldb,
+                   double beta, double *c, int ldc);
 int rff_blas_kind(void);
 int rff_blas_split(void);
 int rff_blas_get_threads(void);
@@ -78,6 +90,10 @@ void rff_dsyrk_threads(const char *trans, int n, int k, const double *a,
 void rff_dgemm_threads(const char *ta, const char *tb, int m, int n, int k,
                        const double *a, int lda, const double *b, int ldb,
                        double beta, double *c, int ldc, int threads);
+/* z (n x k) <- Q z, Q the reflectors of dsytrd("L") in a and tau, on
+   rff's own kernel (reflect.c; only when rff_blas_own()). */
+void rff_reflect(const double *a, int n, const double *tau, double *z, int k,
+                 int threads);
 /* The lower triangle of c (n x n) set from its upper triangle. */
 void rff_mirror_upper(double *c, int n, int ldc);
 /* R_CheckUserInterrupt(), counted (see rff_runtime_info). */
@@ -333,5 +349,7 @@ SEXP rff_ard_gradient(SEXP x, SEXP map, SEXP dz, SEXP zbar, SEXP G, SEXP g,
                       SEXP yc, SEXP weights, SEXP chunk_size, SEXP threads);
 SEXP rff_trig(SEXP x);
 SEXP rff_runtime_info(SEXP after, SEXP threads);
+SEXP rff_set_own_products(SEXP on);
+SEXP rff_own_product(SEXP a, SEXP b, SEXP trans, SEXP beta, SEXP c, SEXP tri);
 
 #endif

@@ -80,7 +80,7 @@ SEXP rff_runtime_info(SEXP after, SEXP threads)
     static const char *const kinds[] = {"plain", "openblas", "blis", "mkl"};
     static const char *const splits[] = {"blocks", "blas"};
     const char *nms[] = {"checks", "threads", "forked", "blas", "blas_threads",
-                         "split", ""};
+                         "split", "products", ""};
     SEXP out = PROTECT(Rf_mkNamed(VECSXP, nms));
     SET_VECTOR_ELT(out, 0, Rf_ScalarReal(checks_done));
     SET_VECTOR_ELT(out, 1, Rf_ScalarInteger(rff_threads(threads)));
@@ -88,7 +88,43 @@ SEXP rff_runtime_info(SEXP after, SEXP threads)
     SET_VECTOR_ELT(out, 3, Rf_mkString(kinds[rff_blas_kind()]));
     SET_VECTOR_ELT(out, 4, Rf_ScalarInteger(rff_blas_get_threads()));
     SET_VECTOR_ELT(out, 5, Rf_mkString(splits[rff_blas_split()]));
+    SET_VECTOR_ELT(out, 6, Rf_mkString(rff_blas_own() ? "rff" : "blas"));
     countdown = floor(a);
     UNPROTECT(1);
     return out;
+}
+
+/* Switches rff's own product kernel (gemm.c) on or off (`on`: TRUE or
+   FALSE), returning whether it was wanted before; options(rff.products)
+   drives it (R/runtime.R). */
+SEXP rff_set_own_products(SEXP on)
+{
+    if (TYPEOF(on) != LGLSXP || XLENGTH(on) != 1 || LOGICAL(on)[0] == NA_LOGICAL)
+        rff_abort_arg("on", "`on` must be TRUE or FALSE");
+    return Rf_ScalarLogical(rff_blas_set_own(LOGICAL(on)[0]));
+}
+
+/* op(a) op(b) + beta c on rff's own kernel alone (gemm.c), for the tests:
+   trans = c(ta, tb) logical, c a matrix of the result's size, tri < 0 for
+   all entries or the kept triangle's offset (rff_gemm()); NULL where the
+   kernel cannot run. */
+SEXP rff_own_product(SEXP a, SEXP b, SEXP trans, SEXP beta, SEXP c, SEXP tri)
+{
+    rff_check_real_matrix(a, "a");
+    rff_check_real_matrix(b, "b");
+    rff_check_real_matrix(c, "c");
+    if (TYPEOF(trans) != LGLSXP || XLENGTH(trans) != 2)
+        rff_abort_arg("trans", "`trans` must be two logicals");
+    const int ta = LOGICAL(trans)[0] == 1, tb = LOGICAL(trans)[1] == 1;
+    const int m = ta ? Rf_ncols(a) : Rf_nrows(a), k = ta ? Rf_nrows(a) : Rf_ncols(a);
+    const int n = tb ? Rf_nrows(b) : Rf_ncols(b), kb = tb ? Rf_ncols(b) : Rf_nrows(b);
+    if (kb != k) rff_abort_arg("b", "`b` does not conform with `a`");
+    if (Rf_nrows(c) != m || Rf_ncols(c) != n) rff_abort_arg("c", "`c` must be %d x %d", m, n);
+    double bt = rff_as_double(beta, "beta");
+    int t = (int) rff_as_double(tri, "tri");
+    SEXP out = PROTECT(Rf_duplicate(c));
+    int ok = rff_gemm(ta, tb, m, n, k, REAL(a), Rf_nrows(a) > 0 ? Rf_nrows(a) : 1, REAL(b),
+                      Rf_nrows(b) > 0 ? Rf_nrows(b) : 1, bt, REAL(out), m > 0 ? m : 1, t);
+    UNPROTECT(1);
+    return ok == 0 ? out : R_NilValue;
 }

@@ -151,12 +151,16 @@ test_that("standardization: (weighted) means and standard deviations, constant c
   expect_equal(z[, 3], rep(0, 30))
 })
 
-test_that("the default D is sqrt(n) log(n), between 1000 and 2000, within the flop budget", {
+test_that("the default D is sqrt(n) log(n), between 1000 and 3000, within the flop budget", {
   D <- rff:::default_D
   expect_identical(D(100), 1000L)
-  n <- 2e4
-  expect_identical(D(n), as.integer(2 * round(sqrt(n) * log(n) / 2)))
-  expect_identical(D(2e5), 2000L)
+  for (n in c(2e4, 40455)) {
+    expect_identical(D(n), as.integer(2 * round(sqrt(n) * log(n) / 2)))
+  }
+  expect_identical(D(40455), 2134L)
+  expect_identical(D(2e5), 3000L)
+  # the budget of 2e12 flops for Z'Z
+  expect_identical(D(5e5), 2000L)
   expect_identical(D(1e7), as.integer(2 * round(sqrt(2e12 / 1e7) / 2)))
   expect_true(all(vapply(c(2, 10, 1e3, 1e6, 1e8), D, 1L) %% 2L == 0L))
 })
@@ -219,13 +223,16 @@ test_that("the BLAS hint: once per session, reference BLAS only, silenced by an 
   on.exit(rm(list = ls(st), envir = st))
   rm(list = ls(st), envir = st)
   ref <- "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0"
-  expect_false(rff:::blas_hint(3, ref))
-  expect_false(rff:::blas_hint(30, "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3"))
+  hint <- function(elapsed, blas) rff:::blas_hint(elapsed, blas, own = FALSE)
+  expect_false(hint(3, ref))
+  expect_false(hint(30, "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3"))
+  # not when the products ran on rff's own kernel
+  expect_silent(expect_false(rff:::blas_hint(30, ref, own = TRUE)))
   old <- options(rff.blas_hint = FALSE)
-  expect_silent(expect_false(rff:::blas_hint(30, ref)))
+  expect_silent(expect_false(hint(30, ref)))
   options(old)
-  expect_message(rff:::blas_hint(30, ref), "Getting the faster BLAS")
-  expect_silent(expect_false(rff:::blas_hint(30, ref)))
+  expect_message(hint(30, ref), "Getting the faster BLAS")
+  expect_silent(expect_false(hint(30, ref)))
   expect_true(rff:::is_reference_blas("/usr/lib/R/lib/libRblas.so"))
   expect_false(rff:::is_reference_blas("/opt/intel/mkl/lib/libmkl_rt.so"))
 })
@@ -267,7 +274,8 @@ test_that("the BLAS hint is shown with a progress bar too", {
   st <- rff:::blas_state
   on.exit(rm(list = ls(st), envir = st))
   rm(list = ls(st), envir = st)
-  old <- options(rff.blas_hint_seconds = -1)
+  # the hint is for products on the BLAS
+  old <- options(rff.blas_hint_seconds = -1, rff.products = "blas")
   on.exit(options(old), add = TRUE)
   set.seed(5)
   x <- matrix(rnorm(200), 100)

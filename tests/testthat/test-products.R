@@ -1,0 +1,137 @@
+# rff's own product kernel (src/gemm.c, src/reflect.c): its products against
+# base R, both routes (options(rff.products) "auto" and "blas") against base
+# R and each other, and results that do not depend on `threads`.
+
+own_product <- function(a, b, ta = FALSE, tb = FALSE, beta = 0, c = NULL, tri = -1) {
+  m <- if (ta) ncol(a) else nrow(a)
+  n <- if (tb) nrow(b) else ncol(b)
+  if (is.null(c)) c <- matrix(NaN, m, n)
+  .Call(rff:::C_rff_own_product, a, b, c(ta, tb), beta, c, tri)
+}
+has_own <- function() !is.null(own_product(matrix(1), matrix(1)))
+
+with_products <- function(route, code) {
+  old <- options(rff.products = route)
+  on.exit(options(old))
+  force(code)
+}
+
+test_that("the own kernel computes op(a) op(b) + beta c for every shape and transpose", {
+  skip_if_not(has_own(), "no own kernel here (it needs x86-64 with AVX2 and FMA)")
+  set.seed(1)
+  # sizes around the register block (8 x 6), the row panel (128) and the
+  # inner panel (256 terms)
+  shapes <- rbind(c(1, 1, 1), c(7, 5, 3), c(8, 6, 256), c(9, 7, 257), c(13, 1, 40),
+                  c(130, 131, 300), c(257, 20, 513), c(3, 200, 0))
+  for (s in seq_len(nrow(shapes))) {
+    m <- shapes[s, 1]; n <- shapes[s, 2]; k <- shapes[s, 3]
+    A <- matrix(rnorm(m * k), m, k)
+    B <- matrix(rnorm(k * n), k, n)
+    C <- matrix(rnorm(m * n), m, n)
+    for (ta in c(FALSE, TRUE)) for (tb in c(FALSE, TRUE)) {
+      a <- if (ta) t(A) else A
+      b <- if (tb) t(B) else B
+      # beta = 0 ignores c, NaN included, as the BLAS does
+      expect_equal(own_product(a, b, ta, tb), A %*% B, tolerance = 1e-13,
+                   info = paste(c(m, n, k, ta, tb), collapse = " "))
+      expect_equal(own_product(a, b, ta, tb, beta = 1, c = C), C + A %*% B, tolerance = 1e-13)
+      expect_equal(own_product(a, b, ta, tb, beta = -2.5, c = C), -2.5 * C + A %*% B,
+                   tolerance = 1e-13)
+    }
+  }
+})
+
+test_that("the own kernel's triangle leaves the entries below it untouched", {
+  skip_if_not(has_own(), "no own kernel here (it needs x86-64 with AVX2 and FMA)")
+  set.seed(2)
+  a <- matrix(rnorm(300 * 140), 300, 140)
+  C <- matrix(rnorm(140 * 140), 140, 140)
+  full <- crossprod(a)
+  for (tri in c(0, 3, 9, 200)) {
+    kept <- row(C) <= col(C) + tri
+    want <- ifelse(kept, full, C)
+    expect_equal(own_product(a, a, TRUE, FALSE, beta = 0, c = C, tri = tri), want,
+                 tolerance = 1e-13, info = paste("tri", tri))
+  }
+  # rows of a column block above its diagonal block, as rff_dsyrk_threads()
+  # asks: columns 128..139 against rows 0..139
+  blk <- own_product(a, a[, 129:140], TRUE, FALSE, c = matrix(0, 140, 12), tri = 128)
+  want <- crossprod(a, a[, 129:140])
+  want[row(want) > col(want) + 128] <- 0
+  expect_equal(blk, want, tolerance = 1e-13)
+})
+
+test_that("options(rff.products) is checked and switches the route", {
+  old <- options(rff.products = "fast")
+  on.exit(options(old))
+  expect_error(rff_blas_info(), "rff.products", class = "rff_error")
+  options(rff.products = "blas")
+  expect_identical(rff_blas_info()$products, "blas")
+  options(rff.products = NULL)
+  info <- rff_blas_info()
+  expect_identical(info$products, if (has_own() && info$blas == "plain") "rff" else "blas")
+  expect_output(print(info), "rff's calls")
+})
+
+test_that("both product routes give the statistics, products and eigenpairs of base R", {
+  set.seed(3)
+  x <- matrix(rnorm(400 * 3), 400, 3)
+  y <- cbind(sin(x[, 1]), x[, 2]^2)
+  m <- rff_map(3, D = 300, lengthscale = 1.5)
+  Z <- rff_features(x, map = m, threads = 1)
+  wide <- matrix(rnorm(150 * 300), 150, 300)
+  A <- crossprod(matrix(rnorm(500 * 200), 500, 200))
+  res <- list()
+  for (route in c("auto", "blas")) res[[route]] <- with_products(route, {
+    # Z'Z in column blocks (syrk "T"), and threads do not change it
+    s1 <- rff_stats(x, y, m, threads = 1)
+    s2 <- rff_stats(x, y, m, threads = 2)
+    expect_identical(s1$ZtZ, s2$ZtZ)
+    zc <- cbind(Z, 1)
+    expect_equal(s1$ZtZ, crossprod(Z), tolerance = 1e-12, info = route)
+    expect_equal(s1$Zty, crossprod(Z, sweep(y, 2, s1$yshift)), tolerance = 1e-12)
+    # aa' (syrk "N") and a'b of the thin eigenproblem, Z V of leave-one-out
+    tp <- function(a, b, th) .Call(rff:::C_rff_ridge_thin_products, a, b, th)
+    expect_equal(tp(wide, NULL, 2L), tcrossprod(wide), tolerance = 1e-12)
+    expect_identical(tp(wide, NULL, 1L), tp(wide, NULL, 2L))
+    expect_equal(tp(wide, wide[, 1:140], 2L), crossprod(wide, wide[, 1:140]), tolerance = 1e-12)
+    pj <- .Call(rff:::C_rff_ridge_project, wide, t(wide), 2L)
+    expect_equal(pj, wide %*% t(wide), tolerance = 1e-12)
+    expect_identical(pj, .Call(rff:::C_rff_ridge_project, wide, t(wide), 1L))
+    # the eigenpairs: the back transformation by blocks of reflectors (own)
+    # or by dormtr (BLAS)
+    e <- .Call(rff:::C_rff_ridge_eigen, A, 2L)
+    expect_identical(e, .Call(rff:::C_rff_ridge_eigen, A, 1L))
+    expect_equal(e$values, eigen(A, symmetric = TRUE, only.values = TRUE)$values[200:1],
+                 tolerance = 1e-12)
+    V <- e$vectors
+    expect_lt(max(abs(A %*% V - V %*% diag(e$values))), 1e-10 * max(e$values))
+    expect_lt(max(abs(crossprod(V) - diag(200))), 1e-10)
+    list(stats = s1, e = e,
+         glm = rff_glm(x, factor(y[, 1] > 0), map = m, lambda = 1e-3, threads = 2))
+  })
+  # the routes differ by rounding only
+  expect_equal(res$auto$e$vectors, res$blas$e$vectors, tolerance = 1e-9)
+  expect_equal(coef(res$auto$glm), coef(res$blas$glm), tolerance = 1e-6)
+})
+
+test_that("eigenproblems of every size and the kept eigenpairs of a Gram matrix", {
+  set.seed(4)
+  for (n in c(1, 2, 3, 64, 65, 129, 300)) {
+    A <- crossprod(matrix(rnorm(2 * n * n), 2 * n, n))
+    e <- .Call(rff:::C_rff_ridge_eigen, A, 2L)
+    ref <- eigen(A, symmetric = TRUE)
+    expect_equal(e$values, rev(ref$values), tolerance = 1e-11, info = n)
+    # eigenvectors up to sign
+    s <- sign(colSums(e$vectors * ref$vectors[, n:1]))
+    expect_equal(e$vectors * rep(s, each = n), ref$vectors[, n:1, drop = FALSE],
+                 tolerance = 1e-8, info = n)
+  }
+  # a Gram matrix of rank 40: only the kept vectors are transformed
+  B <- matrix(rnorm(300 * 40), 300, 40)
+  K <- tcrossprod(B)
+  g <- .Call(rff:::C_rff_gram_eigen, K, 1e-12, 2L, FALSE)
+  ref <- eigen(K, symmetric = TRUE)
+  expect_equal(g$values, ref$values[1:40], tolerance = 1e-10)
+  expect_equal(abs(crossprod(g$left, ref$vectors[, 1:40])), diag(40), tolerance = 1e-8)
+})
