@@ -98,7 +98,7 @@
 #' the candidates by
 #' the leave-one-out error of ridge regression of the class indicators
 #' (binomial, multinomial) or the counts (Poisson) on the features, on a
-#' random subsample of at most 5,000 rows (on 401 to 2,000 rows, on the
+#' subsample of at most 5,000 evenly spaced rows (on 401 to 2,000 rows, on the
 #' map's first 400 features, as in [rff_ridge()]); the candidates rescale
 #' the same draws. With the default D, when the winner's first 200 features
 #' score within 1% of its 400 by that criterion, the GLM is fitted on those

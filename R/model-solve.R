@@ -329,9 +329,11 @@ loo_path <- function(sys, p, map, x, y, weights, chunk_size, threads, row_errors
   per_row <- if (row_errors) matrix(0, nrow(x), L)
   add_rows <- function(rows, P) {
     w <- if (is.null(weights)) rep(1, length(rows)) else weights[rows]
-    h <- w * ((P^2) %*% G + if (is.null(sys$zbar)) 0 else 1 / sys$w)
+    # the products on `threads` cores (and rff's own kernel, rff_blas_info())
+    h <- w * (.Call(C_rff_ridge_project, P^2, G, threads) +
+                if (is.null(sys$zbar)) 0 else 1 / sys$w)
     for (r in seq_len(q)) {
-      f <- P %*% (e$u[, r] * G)
+      f <- .Call(C_rff_ridge_project, P, e$u[, r] * G, threads)
       if (!is.null(sys$ybar)) f <- f + sys$ybar[r]
       res <- (y[rows, r] - f) / (1 - h)
       res[h >= 1 - 1e-12] <- Inf
@@ -360,6 +362,10 @@ loo_path <- function(sys, p, map, x, y, weights, chunk_size, threads, row_errors
   out
 }
 
-# Rows on which the LOO criterion is estimated: all up to 5,000, else a
-# random subsample of 5,000 (the criterion is a mean over rows).
-loo_rows <- function(n) if (n <= 5000L) seq_len(n) else sort(sample.int(n, 5000L))
+# Rows on which the LOO criterion is estimated: all up to 5,000, else 5,000
+# evenly spaced ones (the criterion is a mean over rows). The same rows for
+# every fit on the same rows, so the candidates of a search are compared
+# on the same rows: drawn afresh for each, the rows' own spread decided
+# between candidates (on ggplot2::diamonds, a search on 20,000 rows chose
+# the lengthscale of test RMSE 0.108 instead of 0.103).
+loo_rows <- function(n) if (n <= 5000L) seq_len(n) else round(seq(1, n, length.out = 5000L))

@@ -169,9 +169,10 @@ rows_stats <- function(map, x, y, w, intercept) {
 # base draws (common random numbers) and is fitted over the lambda path by
 # `fit_rows(map, rows, score_only = TRUE)`; the one whose path reaches the
 # smallest criterion (LOO or GCV) wins. On more than 10,000 rows the
-# candidates are scored on a random subsample (auto_rows()) and the winner
-# is refitted on all rows (scored on the map's first 1,000 features when it
-# has more); on 401 to 2,000 rows they are scored on the
+# candidates are scored on the map's first 1,000 features when it has more,
+# on the rows auto_rows() affords (all of them for the default D), and the
+# winner is refitted on all rows with all features; on 401 to 2,000 rows
+# they are scored on the
 # map's first features (auto_score_map(); `features`: how many) and the
 # winner is refitted with all of them; otherwise its fit is returned as
 # `fit`, or, when it was scored from its features alone (fewer rows than
@@ -179,12 +180,14 @@ rows_stats <- function(map, x, y, w, intercept) {
 # scored.
 select_lengthscale <- function(m, fit_rows, after = NULL) {
   n <- nrow(m$x)
-  # sized for the 7 candidates of a walk that ends 4 steps from the start
-  nsub <- auto_rows(n, 7L)
+  D <- m$map$D
+  # more than 10,000 rows: scored on fewer features, and on as many rows as
+  # 7 candidates (a walk that ends 4 steps from the start) afford
+  large <- n > 10000L
+  score_map <- auto_score_map(m$map, n, subsampled = large)
+  nsub <- auto_rows(n, 7L, D, score_map$D)
   sub <- if (nsub < n) sort(sample.int(n, nsub)) else seq_len(n)
   if (!is.null(m$weights) && !any(m$weights[sub] > 0)) sub <- seq_len(n)
-  D <- m$map$D
-  score_map <- auto_score_map(m$map, length(sub), subsampled = length(sub) < n)
   reduced <- score_map$D < D
   # the progress plan after the search: the refit on all rows (after a
   # subsample or on fewer features), the eigenvectors of a scored dual
@@ -224,7 +227,7 @@ select_lengthscale <- function(m, fit_rows, after = NULL) {
   # without solving its eigenproblem again
   scored <- !is.null(best_fit) && scored_system(best_fit$normal)
   check <- NULL
-  if (reduced && length(sub) == n && isTRUE(m$default_D) && !isTRUE(m$ard) &&
+  if (reduced && !large && isTRUE(m$default_D) && !isTRUE(m$ard) &&
       !is.null(best_fit)) {
     # with the default D, the winner on the first features is the fit when
     # half of them score within auto_features_gain of it: the error no
@@ -266,7 +269,7 @@ auto_features_gain <- 0.01
 # for more than `features` rows and at most `max_rows`, the map's first
 # `features` features (ard_submap(): the same draws, so the same kernel,
 # estimated less finely), whose eigenproblem is features x features
-# instead of min(n, D) x min(n, D); on a subsample of more rows
+# instead of min(n, D) x min(n, D); for a search on more than 10,000 rows
 # (`subsampled`), the first `subsample_features`; otherwise, and for maps
 # not made of random frequencies, the map itself. Only the candidates'
 # scores change: the winner is fitted with all D features.
@@ -284,11 +287,10 @@ auto_score_map <- function(map, n, subsampled = FALSE, features = auto_features,
 # Features on which "auto" scores its candidates (auto_score_map()), and the
 # most rows for which it does: measured on the data sets of
 # bench/defaults.R and bench/ard.R (bench/RESULTS-defaults.md); beyond
-# them the choice is left to the full map, but for a search on a subsample
-# of more than 10,000 rows, which scores on 1,000 features (on
-# ggplot2::diamonds, 40,455 rows and D = 2000, the same choice as on all
-# 2000 features, and the same test RMSE, 0.1043 against 0.1044;
-# bench/RESULTS-defaults.md).
+# them the choice is left to the full map, but for a search on more than
+# 10,000 rows, which scores on 1,000 features (on ggplot2::diamonds, 40,455
+# rows, on all rows: the same choice as on all 2000 features, 2.5 times the
+# median heuristic, at a third of the time).
 auto_features <- 400L
 auto_features_rows <- 2000L
 auto_features_subsample <- 1000L

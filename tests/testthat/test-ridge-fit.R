@@ -64,6 +64,28 @@ test_that("\"auto\" scores its candidates on the map's first features between 40
   expect_identical(rff:::auto_score_map(nyb, 12000, subsampled = TRUE), nyb)
 })
 
+test_that("\"auto\" on more than 10,000 rows: the rows 7 candidates afford, the same LOO rows for each", {
+  ar <- rff:::auto_rows
+  expect_identical(ar(10000L, 7L), 10000L)
+  # 2 n D^2 / (7 scored^2) rows, at least 10,000, at most n
+  expect_identical(ar(40455, 7L, 2134, 1000), 40455L)
+  expect_identical(ar(40455, 7L, 1000, 1000), 11558L)
+  expect_identical(ar(20000, 7L, 500, 500), 10000L)
+  expect_identical(ar(1e6, 7L, 1414, 1000), as.integer(floor(2e6 * 1414^2 / 7e6)))
+  # leave-one-out rows: all up to 5,000, else 5,000 evenly spaced, without
+  # drawing random numbers (every candidate is scored on the same rows)
+  lr <- rff:::loo_rows
+  expect_identical(lr(4000), 1:4000)
+  set.seed(1)
+  seed <- .Random.seed
+  r <- lr(12345)
+  expect_identical(.Random.seed, seed)
+  expect_identical(r, lr(12345))
+  expect_length(r, 5000L)
+  expect_identical(range(r), c(1, 12345))
+  expect_lte(max(diff(r)), 3)
+})
+
 test_that("\"auto\" on 401 to 2,000 rows: candidates scored on 400 features, the winner fitted on all", {
   set.seed(62)
   n <- 450
