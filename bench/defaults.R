@@ -30,7 +30,11 @@
 #                                         # a child process under OpenBLAS, appended
 #   Rscript bench/defaults.R --small      # iris, mtcars and Pima only; writes
 #                                         # .build/bench/RESULTS-defaults-small.md
-# Options: --large (ignored with --small), --out FILE (the results file). The script runs under the
+# Options: --large (ignored with --small), --out FILE (the results file),
+# --only REGEX (the data sets whose names match), --tools LIST (a
+# comma-separated subset of rff,cv.glmnet,ksvm,ranger,rff_cv; e.g.
+# `--large --only diamonds --tools rff,ranger` for target 3 alone, without
+# ksvm's six minutes there). The script runs under the
 # BLAS of its process and installs nothing (tools/install-deps.sh installs
 # the peers, tools/install-openblas.sh OpenBLAS).
 lib <- file.path(getwd(), ".build", "lib")
@@ -47,6 +51,14 @@ out <- if ("--out" %in% args) args[match("--out", args) + 1L] else if (small)
   file.path(".build", "bench", "RESULTS-defaults-small.md") else "bench/RESULTS-defaults.md"
 if (is.na(out) || startsWith(out, "--")) stop("--out needs a file name")
 seed <- 20261201L
+arg_value <- function(flag) {
+  if (!(flag %in% args)) return(NULL)
+  v <- args[match(flag, args) + 1L]
+  if (is.na(v) || startsWith(v, "--")) stop(flag, " needs a value")
+  v
+}
+only <- arg_value("--only")
+tools_only <- if (!is.null(v <- arg_value("--tools"))) strsplit(v, ",", fixed = TRUE)[[1]]
 
 load_avg <- function() paste(strsplit(readLines("/proc/loadavg", warn = FALSE), " ")[[1]][1:3],
                              collapse = " ")
@@ -95,6 +107,7 @@ sets <- list(
 is_large <- vapply(sets, function(s) isTRUE(s$large), TRUE)
 sets <- if (small) sets[vapply(sets, function(s) s$name %in% c("iris", "mtcars", "MASS::Pima.tr / Pima.te"), TRUE)] else
   if (large) sets else sets[!is_large]
+if (!is.null(only)) sets <- sets[grepl(only, vapply(sets, `[[`, "", "name"))]
 
 # ---- the fits ----
 
@@ -169,6 +182,7 @@ bench_set <- function(s) {
   }
   y <- response(s$formula, d$train)
   fits <- Filter(Negate(is.null), fits_for(s$task, nlevels(y)))
+  if (!is.null(tools_only)) fits <- fits[names(fits) %in% tools_only]
   runs <- setNames(vector("list", length(fits)), names(fits))
   for (round in 1:3) for (nm in names(fits)) {
     if (round > 1L) {
@@ -254,7 +268,10 @@ intro <- function() {
                      error = function(e) character(), warning = function(w) character())
   c("## Default fits at interactive speed (bench/defaults.R)", "",
     sprintf("Command (from the package root, after `make install`; `make bench` runs it): `Rscript bench/defaults.R%s`%s.",
-            paste(c("", if (small) "--small", if (large) "--large", if (openblas) "--openblas"), collapse = " "),
+            paste(c("", if (small) "--small", if (large) "--large", if (openblas) "--openblas",
+                    if (!is.null(only)) c("--only", only),
+                    if (!is.null(tools_only)) c("--tools", paste(tools_only, collapse = ","))),
+                  collapse = " "),
             if (length(commit)) sprintf(", at commit %s", commit) else ""), "",
     paste("Every call has all its default arguments, as a new user types it:",
           "`rff_glm(formula, train, progress = FALSE)` (classification) or",
@@ -306,7 +323,10 @@ if (openblas) {
                                sprintf("R_LD_LIBRARY_PATH=%s:%s", openblas_dir, R.home("lib")),
                                sprintf("LD_LIBRARY_PATH=%s", openblas_dir),
                                file.path(R.home("bin"), "Rscript"), script, "--append",
-                               if (small) "--small", if (large) "--large", "--out", shQuote(out)))
+                               if (small) "--small", if (large) "--large",
+                               if (!is.null(only)) c("--only", shQuote(only)),
+                               if (!is.null(tools_only)) c("--tools", paste(tools_only, collapse = ",")),
+                               "--out", shQuote(out)))
     if (status != 0) stop("the OpenBLAS run failed (status ", status, ")")
   }
 }
