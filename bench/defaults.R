@@ -210,7 +210,7 @@ cell <- function(b, tool, what) {
   if (is.null(r)) return(if (tool == "rff_cv" && b$task == "classification") "" else "n/a")
   if (!is.null(r$error)) return("error")
   if (what == "seconds") return(sprintf("%s%s", fmt(r$seconds), if (r$runs == 1L) " (1 run)" else ""))
-  if (b$task == "classification") fmt(100 * r$value, 1) else fmt(r$value, 3)
+  if (b$task == "classification") fmt(100 * r$value, 1) else if (is.na(r$value)) "" else formatC(r$value, digits = 4, format = "fg", flag = "#")
 }
 # the rff default fit against cv.glmnet: ratio, target, pass (only
 # data sets of at most 2,000 training rows count for target 1)
@@ -259,7 +259,8 @@ section <- function(results, skipped, before, after) {
     rows, "",
     sprintf(paste("Target 1 (the default fit within max(2 x cv.glmnet, 0.5 s) on every data set of",
                   "at most 2,000 training rows): %s, %d of %d data sets."),
-            if (length(counted) && passed == length(counted)) "met" else "MISSED", passed, length(counted)),
+            if (!length(counted)) "not measured" else if (passed == length(counted)) "met" else "MISSED",
+            passed, length(counted)),
     if (length(notes)) c("", notes))
 }
 
