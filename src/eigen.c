@@ -133,7 +133,10 @@ static SEXP sym_eigen(SEXP A, double rel_tol, int all, int upper, int threads)
     double *tau = (double *) R_alloc(nn + 1, sizeof(double));
     if (n > 0) memcpy(a, REAL(A), sizeof(double) * nn * nn);
     if (upper) rff_mirror_upper(a, n, n);
-    if (n > 0) {
+    if (n > 0 && rff_blas_own()) {
+        /* its trailing updates on rff's kernel (reflect.c) */
+        if (rff_tridiag(a, n, d, e, tau, threads) != 0) return R_NilValue;
+    } else if (n > 0) {
         F77_CALL(dsytrd)("L", &n, a, &n, d, e, tau, &wq, &lwork, &info FCONE);
         if (info != 0) return R_NilValue;
         lwork = (int) wq > 1 ? (int) wq : 1;

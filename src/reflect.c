@@ -1,10 +1,58 @@
-/* The back transformation of a symmetric eigenproblem on rff's own product
-   kernel (gemm.c): z <- Q z with Q the Householder reflectors of LAPACK's
-   dsytrd("L"), what dormtr("L", "L", "N") computes. Two thirds of an
-   eigendecomposition's work when all vectors are wanted; on the reference
-   BLAS, dormtr's products run at its speed (5.5 s for n = 2000 on one
-   core), here at the kernel's. Above blas.c. */
+/* The Householder steps of a symmetric eigenproblem on rff's own product
+   kernel (gemm.c): the tridiagonalization of LAPACK's dsytrd("L"), with
+   its rank-2k updates of the trailing matrix here, and the back
+   transformation z <- Q z of dormtr("L", "L", "N"). On the reference BLAS
+   their products run at its speed (n = 2000 on one core: dsytrd 2.1 s,
+   dormtr of all vectors 5.5 s), here at the kernel's; what remains at the
+   BLAS's speed is dsytrd's matrix-vector half (in LAPACK's dlatrd). Above
+   blas.c. */
 #include "rff.h"
+
+/* Columns per panel of the tridiagonalization, and the order below which
+   the rest is reduced unblocked (dsytrd's defaults). */
+#define RFF_TRIDIAG_NB 32
+#define RFF_TRIDIAG_NX 32
+
+/* dsytrd("L") of a (n x n, leading dimension n; its lower triangle is
+   read, its upper one overwritten): the diagonal d, off-diagonal e and
+   reflectors (in a below the subdiagonal, and tau) of Q'AQ = T. As
+   dsytrd: each panel of RFF_TRIDIAG_NB columns by LAPACK's dlatrd, which
+   also returns W, then the trailing matrix A22 -= V W' + W V', here as two
+   products on `threads` cores over all of A22 (the upper triangle is not
+   read again), the last RFF_TRIDIAG_NX columns by dsytd2. Returns
+   LAPACK's info (0: success). Must be called outside rff's parallel
+   regions, with rff's own kernel in use. */
+int rff_tridiag(double *a, int n, double *d, double *e, double *tau, int threads)
+{
+    const int nb = RFF_TRIDIAG_NB;
+    const size_t nn = (size_t) n;
+    int i = 0, info = 0;
+    double *w = (double *) R_alloc(nn * nb + 1, sizeof(double));
+    double *neg = (double *) R_alloc(nn * nb + 1, sizeof(double));
+    for (; n - i > RFF_TRIDIAG_NX + nb; i += nb) {
+        int m = n - i, r = m - nb;
+        double *ai = a + (size_t) i * nn + i;
+        F77_CALL(dlatrd)("L", &m, &nb, ai, &n, e + i, tau + i, w, &m FCONE);
+        /* V: rows nb.. of the panel's columns (with dlatrd's unit entries);
+           W: rows nb.. of w */
+        const double *V = ai + nb, *W = w + nb;
+        double *a22 = ai + (size_t) nb * nn + nb;
+        for (int j = 0; j < nb; j++)
+            for (int k = 0; k < r; k++) neg[k + (size_t) j * r] = -V[k + (size_t) j * nn];
+        rff_dgemm_threads("N", "T", r, r, nb, neg, r, W, m, 1.0, a22, n, threads);
+        for (int j = 0; j < nb; j++)
+            for (int k = 0; k < r; k++) neg[k + (size_t) j * r] = -W[k + (size_t) j * m];
+        rff_dgemm_threads("N", "T", r, r, nb, neg, r, V, n, 1.0, a22, n, threads);
+        for (int j = i; j < i + nb; j++) {
+            a[(size_t) j * nn + j + 1] = e[j];
+            d[j] = a[(size_t) j * nn + j];
+        }
+        rff_check_interrupt();
+    }
+    int m = n - i;
+    F77_CALL(dsytd2)("L", &m, a + (size_t) i * nn + i, &n, d + i, e + i, tau + i, &info FCONE);
+    return info;
+}
 
 /* Reflectors per block (as dormqr's blocks): H(i0) ... H(i0 + nb - 1) =
    I - V T V' (the compact WY form, Schreiber and Van Loan 1989), T from

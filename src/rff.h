@@ -94,6 +94,9 @@ void rff_dgemm_threads(const char *ta, const char *tb, int m, int n, int k,
    rff's own kernel (reflect.c; only when rff_blas_own()). */
 void rff_reflect(const double *a, int n, const double *tau, double *z, int k,
                  int threads);
+/* dsytrd("L") of a (n x n) with its trailing updates on rff's own kernel
+   (reflect.c); LAPACK's info. */
+int rff_tridiag(double *a, int n, double *d, double *e, double *tau, int threads);
 /* The lower triangle of c (n x n) set from its upper triangle. */
 void rff_mirror_upper(double *c, int n, int ldc);
 /* R_CheckUserInterrupt(), counted (see rff_runtime_info). */
