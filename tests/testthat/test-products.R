@@ -95,6 +95,12 @@ test_that("both product routes give the statistics, products and eigenpairs of b
     expect_equal(tp(wide, NULL, 2L), tcrossprod(wide), tolerance = 1e-12)
     expect_identical(tp(wide, NULL, 1L), tp(wide, NULL, 2L))
     expect_equal(tp(wide, wide[, 1:140], 2L), crossprod(wide, wide[, 1:140]), tolerance = 1e-12)
+    # the error study's Z_x Z_x' (panels of 256 columns) and Z_x Z_y'
+    xy <- matrix(rnorm(200 * 3), 200, 3)
+    est <- attr(rff_kernel_error(x, map = m, keep = TRUE, threads = 2), "estimate")[, , 1]
+    expect_equal(est, tcrossprod(Z), tolerance = 1e-12)
+    est <- attr(rff_kernel_error(x, xy, map = m, keep = TRUE, threads = 2), "estimate")[, , 1]
+    expect_equal(est, tcrossprod(Z, rff_features(xy, map = m, threads = 1)), tolerance = 1e-12)
     pj <- .Call(rff:::C_rff_ridge_project, wide, t(wide), 2L)
     expect_equal(pj, wide %*% t(wide), tolerance = 1e-12)
     expect_identical(pj, .Call(rff:::C_rff_ridge_project, wide, t(wide), 1L))
