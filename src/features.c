@@ -126,10 +126,8 @@ void rff_featurize_rows(const rff_fmap *map, const double *x, int ldx,
         return;
     }
     if (map->features == RFF_FEATURES_ARCCOS) {
-        const double one = 1.0, zero = 0.0;
-        int d = map->d, m = map->m;
-        F77_CALL(dgemm)("N", "N", &nrows, &m, &d, &one, x, &ldx, map->omega, &d,
-                        &zero, z, &ldz FCONE FCONE);
+        rff_dgemm_seq("N", "N", nrows, map->m, map->d, x, ldx, map->omega, map->d, 0.0,
+                      z, ldz);
         arccos_features(map, nrows, z, ldz);
         return;
     }

@@ -329,9 +329,7 @@ void rff_featurize_rows_si(const rff_fmap *map, const double *x, int ldx,
         rff_fused_rows(map, x, ldx, nrows, z, ldz);
         return;
     }
-    const double one = 1.0, zero = 0.0;
-    F77_CALL(dgemm)("N", "N", &nrows, &m, &d, &one, x, &ldx, map->omega, &d,
-                    &zero, z, &ldz FCONE FCONE);
+    rff_dgemm_seq("N", "N", nrows, m, d, x, ldx, map->omega, d, 0.0, z, ldz);
     rff_trig_inplace(map, nrows, z, ldz);
 }
 

@@ -83,7 +83,6 @@ void rff_nystrom_rows(const rff_fmap *map, const double *x, int ldx, int nrows,
     double *kx = work;                        /* S x D */
     double *u = kx + (size_t) S * D;          /* S x d */
     double *s = u + (size_t) S * d;           /* S */
-    const double one = 1.0, zero = 0.0;
     for (int i0 = 0; i0 < nrows; i0 += S) {
         const int nr = nrows - i0 < S ? nrows - i0 : S;
         if (k->profile != NULL) {
@@ -126,8 +125,7 @@ void rff_nystrom_rows(const rff_fmap *map, const double *x, int ldx, int nrows,
                     kj[i] = k->pair(u + (size_t) i * d, lj, d, map->par);
             }
         }
-        F77_CALL(dgemm)("N", "N", &nr, &D, &D, &one, kx, &S, map->weights, &D, &zero,
-                        z + i0, &ldz FCONE FCONE);
+        rff_dgemm_seq("N", "N", nr, D, D, kx, S, map->weights, D, 0.0, z + i0, ldz);
     }
 }
 
@@ -141,7 +139,6 @@ void rff_nystrom_user(const rff_fmap *map, const double *x, int ldx, int n,
     /* about 8 MB of kernel values per call */
     int chunk = (int) (((R_xlen_t) 1 << 20) / D);
     if (chunk < 1) chunk = 1;
-    const double one = 1.0, zero = 0.0;
     SEXP ns = PROTECT(R_FindNamespace(Rf_mkString("rff")));
     SEXP fun = PROTECT(Rf_findFun(Rf_install("nystrom_user_kernel"), ns));
     for (int r0 = 0; r0 < n; r0 += chunk) {
@@ -156,8 +153,7 @@ void rff_nystrom_user(const rff_fmap *map, const double *x, int ldx, int n,
         if (!Rf_isReal(kx) || XLENGTH(kx) != (R_xlen_t) nr * D)
             rff_abort_arg("kernel", "the kernel against the landmarks must be a %d x %d matrix",
                           nr, D);
-        F77_CALL(dgemm)("N", "N", &nr, &D, &D, &one, REAL(kx), &nr, map->weights, &D,
-                        &zero, z + r0, &ldz FCONE FCONE);
+        rff_dgemm_seq("N", "N", nr, D, D, REAL(kx), nr, map->weights, D, 0.0, z + r0, ldz);
         UNPROTECT(3);
         rff_check_interrupt();
     }
