@@ -36,7 +36,11 @@
 #' fixed order, so results still do not depend on `threads`. The default
 #' fit on 40,455 rows of ggplot2::diamonds went from 53 to 9 s (reference
 #' BLAS, 2 cores). `options(rff.products = "blas")` keeps every product on
-#' the BLAS; results then differ by rounding only. LAPACK's own steps (the
+#' the BLAS; results then differ by rounding only. Set it when R runs on an
+#' optimized BLAS that rff cannot tell from the reference one (Apple's
+#' Accelerate, ATLAS, or an optimized `Rblas.dll` on Windows, where rff
+#' looks for no BLAS's thread controls): those are as fast as the kernel or
+#' faster. LAPACK's own steps (the
 #' Cholesky factorization, the tridiagonalization of an eigenproblem) still
 #' run on the BLAS, where OpenBLAS remains faster.
 #'

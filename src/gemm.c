@@ -26,15 +26,20 @@
 #define GEMM_KC 256  /* inner terms per panel */
 #define GEMM_MC 128  /* rows of op(a) per panel (a multiple of GEMM_MR) */
 
-/* Whether this processor runs the kernel (AVX2 and FMA). */
+/* Whether this processor runs the kernel (AVX2 and FMA): asked once, on
+   the main thread when the package is loaded (rff_blas_detect()), and kept
+   for rff_gemm(), which refuses to run before. */
+static int gemm_ok = 0;
+
 int rff_gemm_available(void)
 {
 #ifdef RFF_GEMM_AVX2
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    gemm_ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #else
-    return 0;
+    gemm_ok = 0;
 #endif
+    return gemm_ok;
 }
 
 #ifdef RFF_GEMM_AVX2
@@ -144,6 +149,7 @@ int rff_gemm(int ta, int tb, int m, int n, int k, const double *a, int lda,
              const double *b, int ldb, double beta, double *c, int ldc, int tri)
 {
 #ifdef RFF_GEMM_AVX2
+    if (!gemm_ok) return -1;
     if (m <= 0 || n <= 0) return 0;
     const int full = tri < 0;
     const int kc0 = k < GEMM_KC ? (k > 0 ? k : 1) : GEMM_KC;

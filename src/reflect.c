@@ -29,7 +29,9 @@ int rff_tridiag(double *a, int n, double *d, double *e, double *tau, int threads
     int i = 0, info = 0;
     double *w = (double *) R_alloc(nn * nb + 1, sizeof(double));
     double *neg = (double *) R_alloc(nn * nb + 1, sizeof(double));
-    for (; n - i > RFF_TRIDIAG_NX + nb; i += nb) {
+    /* as dsytrd: panels while more than RFF_TRIDIAG_NX columns are left
+       (RFF_TRIDIAG_NX >= nb, so each panel has rows below it) */
+    for (; n - i > RFF_TRIDIAG_NX; i += nb) {
         int m = n - i, r = m - nb;
         double *ai = a + (size_t) i * nn + i;
         F77_CALL(dlatrd)("L", &m, &nb, ai, &n, e + i, tau + i, w, &m FCONE);

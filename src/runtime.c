@@ -113,15 +113,18 @@ SEXP rff_own_product(SEXP a, SEXP b, SEXP trans, SEXP beta, SEXP c, SEXP tri)
     rff_check_real_matrix(a, "a");
     rff_check_real_matrix(b, "b");
     rff_check_real_matrix(c, "c");
-    if (TYPEOF(trans) != LGLSXP || XLENGTH(trans) != 2)
-        rff_abort_arg("trans", "`trans` must be two logicals");
+    if (TYPEOF(trans) != LGLSXP || XLENGTH(trans) != 2 || LOGICAL(trans)[0] == NA_LOGICAL ||
+        LOGICAL(trans)[1] == NA_LOGICAL)
+        rff_abort_arg("trans", "`trans` must be two logicals, not NA");
     const int ta = LOGICAL(trans)[0] == 1, tb = LOGICAL(trans)[1] == 1;
     const int m = ta ? Rf_ncols(a) : Rf_nrows(a), k = ta ? Rf_nrows(a) : Rf_ncols(a);
     const int n = tb ? Rf_nrows(b) : Rf_ncols(b), kb = tb ? Rf_ncols(b) : Rf_nrows(b);
     if (kb != k) rff_abort_arg("b", "`b` does not conform with `a`");
     if (Rf_nrows(c) != m || Rf_ncols(c) != n) rff_abort_arg("c", "`c` must be %d x %d", m, n);
     double bt = rff_as_double(beta, "beta");
-    int t = (int) rff_as_double(tri, "tri");
+    double tr = rff_as_double(tri, "tri");
+    if (!(tr >= -1 && tr <= INT_MAX)) rff_abort_arg("tri", "`tri` must be at least -1");
+    int t = (int) tr;
     SEXP out = PROTECT(Rf_duplicate(c));
     int ok = rff_gemm(ta, tb, m, n, k, REAL(a), Rf_nrows(a) > 0 ? Rf_nrows(a) : 1, REAL(b),
                       Rf_nrows(b) > 0 ? Rf_nrows(b) : 1, bt, REAL(out), m > 0 ? m : 1, t);

@@ -41,6 +41,16 @@ test_that("the own kernel computes op(a) op(b) + beta c for every shape and tran
   }
 })
 
+test_that("the kernel's test entry checks its arguments", {
+  a <- matrix(1, 2, 2)
+  expect_error(.Call(rff:::C_rff_own_product, a, a, c(NA, FALSE), 0, a, -1), "trans",
+               class = "rff_error")
+  expect_error(.Call(rff:::C_rff_own_product, a, a, c(FALSE, FALSE), 0, a, NA_real_), "tri",
+               class = "rff_error")
+  expect_error(.Call(rff:::C_rff_own_product, a, matrix(1, 3, 2), c(FALSE, FALSE), 0, a, -1),
+               "conform", class = "rff_error")
+})
+
 test_that("the own kernel's triangle leaves the entries below it untouched", {
   skip_if_not(has_own(), "no own kernel here (it needs x86-64 with AVX2 and FMA)")
   set.seed(2)
