@@ -45,7 +45,8 @@ test_that("the kernel's test entry checks its arguments", {
   a <- matrix(1, 2, 2)
   expect_error(.Call(rff:::C_rff_own_product, a, a, c(NA, FALSE), 0, a, -1), "trans",
                class = "rff_error")
-  expect_error(.Call(rff:::C_rff_own_product, a, a, c(FALSE, FALSE), 0, a, NA_real_), "tri",
+  expect_error(.Call(rff:::C_rff_own_product, a, a, c(FALSE, FALSE), 0, a, NA_real_), "tri")
+  expect_error(.Call(rff:::C_rff_own_product, a, a, c(FALSE, FALSE), 0, a, -2), "tri",
                class = "rff_error")
   expect_error(.Call(rff:::C_rff_own_product, a, matrix(1, 3, 2), c(FALSE, FALSE), 0, a, -1),
                "conform", class = "rff_error")
