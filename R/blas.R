@@ -118,7 +118,7 @@ blas_hint <- function(elapsed, blas = NULL, own = NULL) {
   if (isFALSE(getOption("rff.blas_hint", TRUE)) || isTRUE(blas_state$hinted)) {
     return(invisible(FALSE))
   }
-  if (is.null(own)) own <- identical(.Call(C_rff_runtime_info, 0, 1L)$products, "rff")
+  if (is.null(own)) own <- .Call(C_rff_set_own_products, NA)
   if (isTRUE(own)) return(invisible(FALSE))
   if (is.null(blas)) blas <- tryCatch(utils::sessionInfo()$BLAS, error = function(e) "")
   if (!is_reference_blas(blas)) return(invisible(FALSE))

@@ -366,6 +366,7 @@ loo_path <- function(sys, p, map, x, y, weights, chunk_size, threads, row_errors
 # evenly spaced ones (the criterion is a mean over rows). The same rows for
 # every fit on the same rows, so the candidates of a search are compared
 # on the same rows: drawn afresh for each, the rows' own spread decided
-# between candidates (on ggplot2::diamonds, a search on 20,000 rows chose
-# the lengthscale of test RMSE 0.108 instead of 0.103).
+# between candidates (on 20,000 rows of ggplot2::diamonds the four
+# candidates' scores went 0.01184, 0.01247, 0.01184, 0.01278, up and down
+# along the lengthscales).
 loo_rows <- function(n) if (n <= 5000L) seq_len(n) else round(seq(1, n, length.out = 5000L))

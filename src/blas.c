@@ -67,13 +67,10 @@ int rff_blas_own(void)
     return own_wanted && own_available && blas_kind == RFF_BLAS_PLAIN;
 }
 
-/* Switches rff's own kernel on (1) or off (0), returning whether it was
-   wanted before. */
-int rff_blas_set_own(int on)
+/* Switches rff's own kernel on (1) or off (0). */
+void rff_blas_set_own(int on)
 {
-    int prev = own_wanted;
     own_wanted = on != 0;
-    return prev;
 }
 
 /* c = op(a) op(b) + beta c on the calling thread: rff's own kernel when

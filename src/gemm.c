@@ -154,6 +154,8 @@ int rff_gemm(int ta, int tb, int m, int n, int k, const double *a, int lda,
     const int full = tri < 0;
     const int kc0 = k < GEMM_KC ? (k > 0 ? k : 1) : GEMM_KC;
     const int nq = (n + GEMM_NR - 1) / GEMM_NR;
+    /* malloc, not R_alloc: this runs inside rff's OpenMP regions. Nothing
+       between here and the frees below can fail or jump. */
     double *pb = malloc(sizeof(double) * (size_t) kc0 * GEMM_NR * nq);
     double *pa = malloc(sizeof(double) * (size_t) kc0 * GEMM_MC);
     if (!pa || !pb) {

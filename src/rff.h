@@ -69,7 +69,7 @@ int rff_gemm(int ta, int tb, int m, int n, int k, const double *a, int lda,
              const double *b, int ldb, double beta, double *c, int ldc, int tri);
 /* Whether the large products run on rff's own kernel, and its switch. */
 int rff_blas_own(void);
-int rff_blas_set_own(int on);
+void rff_blas_set_own(int on);
 /* c = op(a) op(b) + beta c on the calling thread (own kernel or BLAS). */
 void rff_dgemm_seq(const char *ta, const char *tb, int m, int n, int k,
                    const double *a, int lda, const double *b, int ldb,

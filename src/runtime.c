@@ -95,13 +95,14 @@ SEXP rff_runtime_info(SEXP after, SEXP threads)
 }
 
 /* Switches rff's own product kernel (gemm.c) on or off (`on`: TRUE or
-   FALSE), returning whether it was wanted before; options(rff.products)
-   drives it (R/runtime.R). */
+   FALSE; NA leaves it), returning whether the large products now run on
+   it; options(rff.products) drives it (R/runtime.R). */
 SEXP rff_set_own_products(SEXP on)
 {
-    if (TYPEOF(on) != LGLSXP || XLENGTH(on) != 1 || LOGICAL(on)[0] == NA_LOGICAL)
-        rff_abort_arg("on", "`on` must be TRUE or FALSE");
-    return Rf_ScalarLogical(rff_blas_set_own(LOGICAL(on)[0]));
+    if (TYPEOF(on) != LGLSXP || XLENGTH(on) != 1)
+        rff_abort_arg("on", "`on` must be TRUE, FALSE or NA");
+    if (LOGICAL(on)[0] != NA_LOGICAL) rff_blas_set_own(LOGICAL(on)[0]);
+    return Rf_ScalarLogical(rff_blas_own());
 }
 
 /* op(a) op(b) + beta c on rff's own kernel alone (gemm.c), for the tests:

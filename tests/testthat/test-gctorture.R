@@ -55,7 +55,9 @@ torture_calls <- list(
   list("rff_halton", list(7L, 3L, TRUE)),
   list("rff_trig", list(c(-3e6, -1, 0, 2, 1e7))),
   list("rff_runtime_info", list(0, 2L)),
-  # the switch set to what it was (TRUE: wanted), and the kernel alone
+  # the switch read, and set to what it was (TRUE: wanted), and the kernel
+  # alone
+  list("rff_set_own_products", list(NA)),
   list("rff_set_own_products", list(TRUE)),
   list("rff_own_product", list(A, B, c(FALSE, FALSE), 0.5, matrix(1, nrow(A), ncol(B)), -1)),
   list("rff_glm_pass", list(tx, NULL, pair_map, c(0, 1, 1, 0, 1, 0), "binomial",
