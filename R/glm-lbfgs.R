@@ -202,7 +202,7 @@ lbfgs_span <- function(prob, th, lambda, P, w, W, control, mem, cur) {
   cc <- if (!is.null(cur)) list(f = cur$f, g = cur$g, eta = cur$eta, loss = cur$loss)
   r <- .Call(C_rff_glm_lbfgs, prob$Z, prob$y, prob$family, prob$offset,
              if (is.null(w)) prob$weights else w, W, th, lambda, sc$inv_mu,
-             sc$inv_den, P$U, P$zbar, prob$intercept, control, cm, cc)
+             sc$inv_den, P$U, P$zbar, prob$intercept, control, cm, cc, prob$threads)
   as_list <- function(M) lapply(seq_len(ncol(M)), function(i) matrix(M[, i], nrow(th)))
   list(th = r$th, cur = list(f = r$f, g = r$g, eta = r$eta, loss = r$loss),
        converged = r$converged, iter = r$iter, passes = r$passes,

@@ -66,12 +66,13 @@ glm_problem <- function(x, y, family, K, offset, weights, map, chunk_size, threa
 
 # Coefficients ((r + 1) x K x L, first row the intercepts) of a problem
 # solved in the span of its rows, as coefficients of the features.
-lift_coef <- function(coef, basis) {
+lift_coef <- function(coef, basis, threads = 1L) {
   if (is.null(basis)) return(coef)
   d <- dim(coef)
   out <- array(0, c(nrow(basis) + 1L, d[2L], d[3L]))
   out[1L, , ] <- coef[1L, , ]
-  out[-1L, , ] <- basis %*% matrix(coef[-1L, , ], d[1L] - 1L)
+  out[-1L, , ] <- .Call(C_rff_rows_product, basis, matrix(coef[-1L, , ], d[1L] - 1L), FALSE,
+                        threads)
   out
 }
 
@@ -86,7 +87,9 @@ glm_pass <- function(prob, theta, w = prob$weights) {
   B <- theta[-1L, , drop = FALSE]
   if (!is.null(prob$basis)) {
     # the features in the span of the rows (glm_problem())
-    eta <- prob$Z %*% B + rep(theta[1L, ], each = prob$n)
+    # the products on `threads` cores (and rff's own kernel, rff_blas_info())
+    eta <- .Call(C_rff_rows_product, prob$Z, B, FALSE, prob$threads) +
+      rep(theta[1L, ], each = prob$n)
     if (!is.null(prob$offset)) eta <- eta + prob$offset
     if (is.null(w)) w <- prob$w
     l <- glm_row_loss(prob$family, prob$y, eta)
@@ -94,7 +97,8 @@ glm_pass <- function(prob, theta, w = prob$weights) {
     pos <- w > 0
     R <- l$grad * w
     R[!pos, ] <- 0
-    return(list(loss = sum(w[pos] * l$loss[pos]), grad = crossprod(prob$Z, R),
+    return(list(loss = sum(w[pos] * l$loss[pos]),
+                grad = .Call(C_rff_rows_product, prob$Z, R, TRUE, prob$threads),
                 grad0 = colSums(R), eta = eta))
   }
   .Call(C_rff_glm_pass, if (is.null(prob$Z)) prob$x, prob$Z, prob$map, prob$y,
@@ -188,7 +192,9 @@ glm_precond <- function(prob, theta0, nlambda = 2L, rows = NULL) {
     Zs <- prob$Z[rows, , drop = FALSE]
     H <- sum(h)
     zbar <- colSums(Zs * h) / H
-    C <- crossprod((Zs - rep(zbar, each = length(rows))) * sqrt(h / H))
+    Zs <- (Zs - rep(zbar, each = length(rows))) * sqrt(h / H)
+    # on `threads` cores (and rff's own kernel), both triangles
+    C <- .Call(C_rff_ridge_thin_products, Zs, Zs, prob$threads)
   } else {
     s <- .Call(C_rff_ridge_stats, xs, matrix(0, length(rows), 1L), 0, h, prob$map,
                c(0, length(rows)), prob$chunk_size, prob$threads)

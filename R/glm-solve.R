@@ -112,8 +112,11 @@ glm_row_folds <- function(prob, foldid) {
 
 # The path on all rows with its k-fold cross-validation over `folds`
 # (glm_row_folds()): at each lambda, after the fit on all rows, each fold
-# is fitted as the whole problem with its training weights, to 100 times
-# the tolerance of `control` (the held-out measure needs a few digits),
+# is fitted as the whole problem with its training weights, to 1000 times
+# the tolerance of `control` (the held-out measure needs a few digits: on
+# iris, mlbench::Vehicle, Sonar and 2,000 rows of LetterRecognition the
+# chosen lambda was that of 100 times, the best CV deviance within 6e-4
+# of it relatively, with 13-31% fewer passes),
 # and the measure is taken on its held-out rows. A fold starts from its
 # own fit at the lambda before, moved by the change of the fit on all
 # rows, with its own curvature pairs while all folds' pairs fit in
@@ -129,7 +132,7 @@ glm_cv_path <- function(prob, lambda, P, control, folds, measure, progress = FAL
   vals <- matrix(NA_real_, k, L)
   wj <- folds$wsum
   cv_control <- control
-  cv_control$epsilon <- min(100 * control$epsilon, 1e-4)
+  cv_control$epsilon <- min(1000 * control$epsilon, 1e-4)
   sgn <- if (measure == "auc") -1 else 1
   conv <- TRUE
   cvm <- cvsd <- rep(NA_real_, L)

@@ -78,7 +78,7 @@
 #' `lambda_min_ratio * lambda_max`. When the path has several values,
 #' `lambda_best` minimizes the `folds`-fold cross-validated deviance: at
 #' each lambda, each fold is fitted with its held-out rows weighted zero,
-#' to 100 times `epsilon` (at most 1e-4), started from its own fit at the
+#' to 1000 times `epsilon` (at most 1e-4), started from its own fit at the
 #' lambda before moved by the change of the fit on all rows between the two
 #' lambdas (at the first lambda, and for the Poisson family, whose loss
 #' such a start could make overflow, from the fit on all rows), with its
@@ -362,11 +362,12 @@ glm_fit_candidate <- function(g, map, foldid, measure, stop_early = FALSE) {
     prob$Z <- NULL
     for (from in seq(1L, nrow(Z), by = 512L)) {
       r <- from:min(nrow(Z), from + 511L)
-      Z[r, ] <- Z[r, , drop = FALSE] %*% P$vectors
+      Z[r, ] <- .Call(C_rff_ridge_project, Z[r, , drop = FALSE], P$vectors, g$threads)
     }
     prob$Z <- Z
     rm(Z)
-    prob$basis <- if (is.null(prob$basis)) P$vectors else prob$basis %*% P$vectors
+    prob$basis <- if (is.null(prob$basis)) P$vectors else
+      .Call(C_rff_ridge_project, prob$basis, P$vectors, g$threads)
     P$zbar <- drop(crossprod(P$vectors, P$zbar))
     P$vectors <- NULL
   }
@@ -398,7 +399,7 @@ glm_result <- function(g, r, measure, best = NULL) {
   ws <- if (is.null(g$weight_scale)) 1 else g$weight_scale
   dev <- 2 * (full$loss - saturated_loss(g$family, g$y, prob$w)) * ws
   null_dev <- glm_null_deviance(prob) * ws
-  full$coef <- lift_coef(full$coef, prob$basis)
+  full$coef <- lift_coef(full$coef, prob$basis, g$threads)
   coef <- full$coef[-1L, , , drop = FALSE]
   a0 <- matrix(full$coef[1L, , ], g$K, L)
   if (g$K == 1L) {

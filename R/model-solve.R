@@ -120,13 +120,20 @@ solve_path <- function(sys, lambda, eig = NULL, threads = 1L) {
     # (thin_scores()); u = V'b = S^-1/2 U' M b
     u <- if (thin) crossprod(e$left, e$features %*% sys$b) / sqrt(s) else
       if (is.null(V)) e$u else crossprod(V, sys$b)
+    Wd <- matrix(0, length(s), L)
     for (i in seq_len(L)) {
       den <- s + n * lambda[i]
       if (any(den <= 0)) singular_abort(lambda[i])
       w <- 1 / den
-      if (!is.null(V)) beta[, , i] <- V %*% (u * w)
+      Wd[, i] <- w
       df[i] <- sum(s * w)
       rss[i, ] <- sys$yy - colSums(u^2 * (w^2 * (s + 2 * n * lambda[i])))
+    }
+    if (!is.null(V)) {
+      # V (u * w_i) for every lambda in one product on `threads` cores (rff's
+      # own kernel, rff_blas_info()): the columns of u * w_i side by side
+      M <- u[, rep(seq_len(q), L), drop = FALSE] * Wd[, rep(seq_len(L), each = q), drop = FALSE]
+      beta[] <- .Call(C_rff_ridge_project, V, M, threads)
     }
     if (thin) {
       G <- 1 / outer(s, n * lambda, `+`)
@@ -327,19 +334,36 @@ loo_path <- function(sys, p, map, x, y, weights, chunk_size, threads, row_errors
   G <- 1 / outer(e$values, sys$w * p$lambda, `+`)
   out <- matrix(0, L, q)
   per_row <- if (row_errors) matrix(0, nrow(x), L)
+  # the responses in groups whose L columns each make at most 2048 columns
+  # (at least one response a group): one product per group and block of rows
+  per <- max(1L, 2048L %/% L)
+  groups <- split(seq_len(q), (seq_len(q) - 1L) %/% per)
+  # for each group, u_r * G side by side (D x L nr): its fitted values at
+  # every lambda are P M
+  Ms <- lapply(groups, function(rs) {
+    e$u[, rep(rs, each = L), drop = FALSE] * G[, rep(seq_len(L), length(rs)), drop = FALSE]
+  })
   add_rows <- function(rows, P) {
-    w <- if (is.null(weights)) rep(1, length(rows)) else weights[rows]
+    b <- length(rows)
+    w <- if (is.null(weights)) rep(1, b) else weights[rows]
     # the products on `threads` cores (and rff's own kernel, rff_blas_info())
     h <- w * (.Call(C_rff_ridge_project, P^2, G, threads) +
                 if (is.null(sys$zbar)) 0 else 1 / sys$w)
-    for (r in seq_len(q)) {
-      f <- .Call(C_rff_ridge_project, P, e$u[, r] * G, threads)
-      if (!is.null(sys$ybar)) f <- f + sys$ybar[r]
-      res <- (y[rows, r] - f) / (1 - h)
-      res[h >= 1 - 1e-12] <- Inf
+    bad <- h >= 1 - 1e-12
+    for (gi in seq_along(groups)) {
+      rs <- groups[[gi]]
+      nr <- length(rs)
+      f <- .Call(C_rff_ridge_project, P, Ms[[gi]], threads)
+      if (!is.null(sys$ybar)) f <- f + rep(sys$ybar[rs], each = b * L)
+      res <- (y[rows, rep(rs, each = L), drop = FALSE] - f) / as.vector(1 - h)
+      res[rep(bad, nr)] <- Inf
       sq <- w * res^2
-      out[, r] <<- out[, r] + colSums(sq)
-      if (row_errors) per_row[rows, ] <<- per_row[rows, ] + sq
+      out[, rs] <<- out[, rs] + colSums(sq)
+      if (row_errors) {
+        for (j in seq_len(nr)) {
+          per_row[rows, ] <<- per_row[rows, ] + sq[, (j - 1L) * L + seq_len(L), drop = FALSE]
+        }
+      }
     }
   }
   if (!is.null(e$rows)) {

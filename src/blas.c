@@ -194,19 +194,22 @@ void rff_mirror_upper(double *c, int n, int ldc)
             c[j + (R_xlen_t) i * ldc] = c[i + (R_xlen_t) j * ldc];
 }
 
-/* c (m x n) = beta c + op(a) op(b), on `threads` cores: fixed column
-   blocks of c shared among rff's threads, the BLAS on one thread, under
-   every BLAS. (OpenBLAS's dgemm, unlike its dsyrk, rounds some products
-   differently on one thread and on two: a 40 x 45 product of 150 terms
-   did.) */
-void rff_dgemm_threads(const char *ta, const char *tb, int m, int n, int k,
-                       const double *a, int lda, const double *b, int ldb,
-                       double beta, double *c, int ldc, int threads)
+/* c (m x n) = beta c + op(a) op(b), on `threads` cores, in fixed blocks of
+   RFF_SPLIT_COLS columns of c (or rows, `by_rows`) shared among rff's
+   threads, the BLAS on one thread, under every BLAS. Each entry is summed
+   over all k terms by one call, so results do not depend on `threads`.
+   (OpenBLAS's dgemm, unlike its dsyrk, rounds some products differently
+   on one thread and on two: a 40 x 45 product of 150 terms did.) Must be
+   called outside rff's parallel regions. */
+static void dgemm_blocks(const char *ta, const char *tb, int m, int n, int k,
+                         const double *a, int lda, const double *b, int ldb,
+                         double beta, double *c, int ldc, int threads, int by_rows)
 {
     const double one = 1.0;
-    const int nb = (n + RFF_SPLIT_COLS - 1) / RFF_SPLIT_COLS;
-    const int btr = tb[0] == 'T';
+    const int nb = ((by_rows ? m : n) + RFF_SPLIT_COLS - 1) / RFF_SPLIT_COLS;
+    const int atr = ta[0] == 'T', btr = tb[0] == 'T';
     const int own = rff_blas_own();
+    if (nb < 2) threads = 1;
     int prev = rff_blas_set_threads(1);
     /* dynamic: a thread on a core busy with another process takes fewer
        blocks (each block is the same product whichever thread runs it) */
@@ -215,14 +218,32 @@ void rff_dgemm_threads(const char *ta, const char *tb, int m, int n, int k,
 #endif
     for (int t = 0; t < nb; t++) {
         int c0 = t * RFF_SPLIT_COLS;
-        int w = n - c0 < RFF_SPLIT_COLS ? n - c0 : RFF_SPLIT_COLS;
-        const double *bb = b + (btr ? c0 : (R_xlen_t) c0 * ldb);
-        double *cb = c + (R_xlen_t) c0 * ldc;
-        if (own && rff_gemm(ta[0] == 'T', btr, m, w, k, a, lda, bb, ldb, beta, cb, ldc,
-                            -1) == 0)
+        int w = (by_rows ? m : n) - c0 < RFF_SPLIT_COLS ? (by_rows ? m : n) - c0 : RFF_SPLIT_COLS;
+        int mb = by_rows ? w : m, nb_ = by_rows ? n : w;
+        const double *ab = by_rows ? a + (atr ? (R_xlen_t) c0 * lda : c0) : a;
+        const double *bb = by_rows ? b : b + (btr ? c0 : (R_xlen_t) c0 * ldb);
+        double *cb = by_rows ? c + c0 : c + (R_xlen_t) c0 * ldc;
+        if (own && rff_gemm(atr, btr, mb, nb_, k, ab, lda, bb, ldb, beta, cb, ldc, -1) == 0)
             continue;
-        F77_CALL(dgemm)(ta, tb, &m, &w, &k, &one, a, &lda, bb, &ldb, &beta,
+        F77_CALL(dgemm)(ta, tb, &mb, &nb_, &k, &one, ab, &lda, bb, &ldb, &beta,
                         cb, &ldc FCONE FCONE);
     }
     rff_blas_set_threads(prev);
+}
+
+/* ... in column blocks: products with many columns. */
+void rff_dgemm_threads(const char *ta, const char *tb, int m, int n, int k,
+                       const double *a, int lda, const double *b, int ldb,
+                       double beta, double *c, int ldc, int threads)
+{
+    dgemm_blocks(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc, threads, 0);
+}
+
+/* ... in row blocks: products with few columns (a GLM pass's n x K linear
+   predictors and its D x K gradient). */
+void rff_dgemm_rows(const char *ta, const char *tb, int m, int n, int k,
+                    const double *a, int lda, const double *b, int ldb,
+                    double beta, double *c, int ldc, int threads)
+{
+    dgemm_blocks(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc, threads, 1);
 }

@@ -13,7 +13,7 @@
    th_0k = a_k + zbar' B_k. */
 typedef struct {
     const double *X;      /* n x r */
-    int n, r, K, family, intercept;
+    int n, r, K, family, intercept, threads;
     const double *y;      /* n (binomial, Poisson) or NULL */
     const int *cls;       /* n class codes 1..K (multinomial) or NULL */
     const double *off;    /* n x K or NULL */
@@ -38,7 +38,7 @@ static double lb_eval(lb_prob *p, const double *th, double *g, double *loss_out)
         for (int j = 0; j < r; j++) s += p->zbar[j] * B[j];
         a[k] = th[(R_xlen_t) k * ld] - s;
     }
-    rff_dgemm_seq("N", "N", n, K, r, p->X, n, th + 1, ld, 0.0, p->eta, n);
+    rff_dgemm_rows("N", "N", n, K, r, p->X, n, th + 1, ld, 0.0, p->eta, n, p->threads);
     double loss = 0;
     for (int i = 0; i < n; i++) {
         for (int k = 0; k < K; k++) {
@@ -55,7 +55,7 @@ static double lb_eval(lb_prob *p, const double *th, double *g, double *loss_out)
                             p->eta + i, p->R + i, n, K);
     }
     /* g: rows 1..r = X'R / W + lambda B, row 0 = colSums(R) / W */
-    rff_dgemm_seq("T", "N", r, K, n, p->X, n, p->R, n, 0.0, g + 1, ld);
+    rff_dgemm_rows("T", "N", r, K, n, p->X, n, p->R, n, 0.0, g + 1, ld, p->threads);
     double pen = 0;
     for (int k = 0; k < K; k++) {
         double *gk = g + (R_xlen_t) k * ld;
@@ -107,13 +107,13 @@ static int lb_curved(const double *s, const double *y, R_xlen_t m)
 #define LB_MEM 10
 
 /* rff_glm_lbfgs(X, y, family, offset, weights, W, th, lambda, inv_mu,
-   inv_den, U, zbar, intercept, control, mem, cur): see lbfgs_lambda() in
+   inv_den, U, zbar, intercept, control, mem, cur, threads): see lbfgs_lambda() in
    R/glm-lbfgs.R. mem: NULL or list(S, Y, lambda) with S, Y matrices of
    (r + 1) K rows, one column a pair; cur: NULL or list(f, g, eta, loss) at
    th. Returns list(th, f, g, eta, loss, converged, iter, passes, S, Y). */
 SEXP rff_glm_lbfgs(SEXP X, SEXP y, SEXP family_, SEXP offset, SEXP weights, SEXP W_,
                    SEXP th_, SEXP lambda_, SEXP inv_mu, SEXP inv_den, SEXP U, SEXP zbar,
-                   SEXP intercept, SEXP control, SEXP mem, SEXP cur)
+                   SEXP intercept, SEXP control, SEXP mem, SEXP cur, SEXP threads)
 {
     static const char *const families[] = {"binomial", "poisson", "multinomial", NULL};
     lb_prob p;
@@ -161,6 +161,7 @@ SEXP rff_glm_lbfgs(SEXP X, SEXP y, SEXP family_, SEXP offset, SEXP weights, SEXP
     p.U = REAL(U);
     p.zbar = REAL(zbar);
     p.intercept = Rf_asLogical(intercept) == TRUE;
+    p.threads = rff_threads(threads);
     double epsilon = Rf_asReal(rff_list_elt(control, "epsilon"));
     int maxit = Rf_asInteger(rff_list_elt(control, "maxit"));
 

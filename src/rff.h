@@ -90,6 +90,10 @@ void rff_dsyrk_threads(const char *trans, int n, int k, const double *a,
 void rff_dgemm_threads(const char *ta, const char *tb, int m, int n, int k,
                        const double *a, int lda, const double *b, int ldb,
                        double beta, double *c, int ldc, int threads);
+/* The same for products with few columns: fixed blocks of rows of c. */
+void rff_dgemm_rows(const char *ta, const char *tb, int m, int n, int k,
+                    const double *a, int lda, const double *b, int ldb,
+                    double beta, double *c, int ldc, int threads);
 /* z (n x k) <- Q z, Q the reflectors of dsytrd("L") in a and tau, on
    rff's own kernel (reflect.c; only when rff_blas_own()). */
 void rff_reflect(const double *a, int n, const double *tau, double *z, int k,
@@ -334,7 +338,7 @@ SEXP rff_glm_pass(SEXP x, SEXP Zcache, SEXP map, SEXP y, SEXP family,
                   SEXP chunk_size, SEXP threads, SEXP want_eta);
 SEXP rff_glm_lbfgs(SEXP X, SEXP y, SEXP family, SEXP offset, SEXP weights, SEXP W,
                    SEXP th, SEXP lambda, SEXP inv_mu, SEXP inv_den, SEXP U, SEXP zbar,
-                   SEXP intercept, SEXP control, SEXP mem, SEXP cur);
+                   SEXP intercept, SEXP control, SEXP mem, SEXP cur, SEXP threads);
 SEXP rff_kernel_exact(SEXP x, SEXP y, SEXP spec);
 SEXP rff_halton(SEXP n, SEXP s, SEXP randomize);
 SEXP rff_kernel_error(SEXP x, SEXP y, SEXP K, SEXP source, SEXP reps,
@@ -347,6 +351,7 @@ SEXP rff_ridge_chol(SEXP A, SEXP B, SEXP nl);
 SEXP rff_ridge_eigen(SEXP A, SEXP threads);
 SEXP rff_gram_eigen(SEXP K, SEXP rel_tol, SEXP threads, SEXP low_rank);
 SEXP rff_ridge_project(SEXP a, SEXP b, SEXP threads);
+SEXP rff_rows_product(SEXP a, SEXP b, SEXP trans, SEXP threads);
 SEXP rff_ridge_thin_products(SEXP a, SEXP b, SEXP threads);
 SEXP rff_ard_gradient(SEXP x, SEXP map, SEXP dz, SEXP zbar, SEXP G, SEXP g,
                       SEXP yc, SEXP weights, SEXP chunk_size, SEXP threads);

@@ -213,6 +213,29 @@ SEXP rff_ridge_project(SEXP a, SEXP b, SEXP threads_)
     return out;
 }
 
+/* op(a) b (a' when `trans`) on `threads` cores for a b with few columns (a
+   GLM pass's Z B and Z'R in R, lift of a path's coefficients): fixed blocks
+   of rows of the result (rff_dgemm_rows()). */
+SEXP rff_rows_product(SEXP a, SEXP b, SEXP trans, SEXP threads_)
+{
+    int threads = rff_threads(threads_);
+    rff_check_real_matrix(a, "a");
+    rff_check_real_matrix(b, "b");
+    const int ta = Rf_asLogical(trans) == TRUE;
+    int m = ta ? Rf_ncols(a) : Rf_nrows(a), k = ta ? Rf_nrows(a) : Rf_ncols(a);
+    int n = Rf_ncols(b);
+    if (Rf_nrows(b) != k) Rf_error("`b` must have %d rows", k);
+    SEXP out = PROTECT(Rf_allocMatrix(REALSXP, m, n));
+    double *c = REAL(out);
+    if (m > 0 && k > 0 && n > 0)
+        rff_dgemm_rows(ta ? "T" : "N", "N", m, n, k, REAL(a), Rf_nrows(a), REAL(b), k, 0.0,
+                       c, m, threads);
+    else
+        memset(c, 0, sizeof(double) * (size_t) m * n);
+    UNPROTECT(1);
+    return out;
+}
+
 /* The products of the path's thin eigenproblem (fewer rows than features),
    on `threads` cores shared with the BLAS as blas.c does: aa' (n x n, both
    triangles) when b is NULL, else a'b (a is n x k, b is n x m). */

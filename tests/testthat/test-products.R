@@ -136,6 +136,32 @@ test_that("both product routes give the statistics, products and eigenpairs of b
   expect_equal(coef(res$auto$glm), coef(res$blas$glm), tolerance = 1e-6)
 })
 
+test_that("products in row blocks (a GLM pass's Z B and Z'R) on both routes, any threads", {
+  set.seed(8)
+  for (route in c("auto", "blas")) with_products(route, {
+    # 300 rows: two full blocks of 128 and a part one; 26 and 1 columns
+    for (shape in list(c(300, 70, 26), c(300, 130, 1), c(129, 257, 5), c(7, 3, 2))) {
+      Z <- matrix(rnorm(shape[1] * shape[2]), shape[1], shape[2])
+      B <- matrix(rnorm(shape[2] * shape[3]), shape[2], shape[3])
+      R <- matrix(rnorm(shape[1] * shape[3]), shape[1], shape[3])
+      zb1 <- .Call(rff:::C_rff_rows_product, Z, B, FALSE, 1L)
+      zb2 <- .Call(rff:::C_rff_rows_product, Z, B, FALSE, 2L)
+      expect_equal(zb1, Z %*% B, tolerance = 1e-13)
+      expect_identical(zb1, zb2)
+      zr1 <- .Call(rff:::C_rff_rows_product, Z, R, TRUE, 1L)
+      zr2 <- .Call(rff:::C_rff_rows_product, Z, R, TRUE, 2L)
+      expect_equal(zr1, crossprod(Z, R), tolerance = 1e-13)
+      expect_identical(zr1, zr2)
+    }
+    expect_identical(.Call(rff:::C_rff_rows_product, matrix(0, 0, 3), matrix(1, 3, 2), FALSE, 2L),
+                     matrix(0, 0, 2))
+    expect_identical(.Call(rff:::C_rff_rows_product, matrix(0, 4, 0), matrix(0, 0, 2), FALSE, 2L),
+                     matrix(0, 4, 2))
+    expect_error(.Call(rff:::C_rff_rows_product, matrix(1, 4, 3), matrix(1, 2, 2), FALSE, 1L),
+                 "3 rows")
+  })
+})
+
 test_that("eigenproblems of every size and the kept eigenpairs of a Gram matrix", {
   set.seed(4)
   for (n in c(1, 2, 3, 64, 65, 129, 300)) {
