@@ -45,6 +45,35 @@ test_that("a scored fit's per-row LOO errors equal refits without each row", {
   expect_null(fit$loo_row_errors)
 })
 
+test_that("several responses: every response's LOO error at every lambda equals refits", {
+  # the coded responses of rff_glm()'s search (one a class) are scored in
+  # groups of responses, each response's fits at all lambdas side by side
+  set.seed(13)
+  n <- 30
+  x <- matrix(rnorm(2 * n), n)
+  Y <- cbind(a = sin(2 * x[, 1]), b = x[, 2]^2 + 3, c = x[, 1] * x[, 2] - 2) +
+    matrix(rnorm(3 * n, sd = 0.2), n)
+  path <- rff:::check_path(NULL, 4, 1e-4)
+  for (w in list(NULL, runif(n, 0.2, 2))) {
+    m <- list(x = x, y = Y, weights = w)
+    ww <- if (is.null(w)) rep(1, n) else w
+    for (D in c(50, 16)) {
+      map <- rff_map(2, D = D, lengthscale = 1.1)
+      Z <- rff_features(x, map = map)
+      f <- rff:::ridge_rows_fit(m, map, seq_len(n), path, TRUE, 256L, 2L, "loo",
+                                score_only = TRUE, row_errors = TRUE)
+      info <- paste("D =", D, if (is.null(w)) "unweighted" else "weighted")
+      expect_identical(dim(f$loo), c(4L, 3L), info = info)
+      want <- sapply(1:3, function(r) vapply(f$lambda, function(l) {
+        sum(brute_loo_rows(Z, Y[, r], l, ww)) / sum(ww)
+      }, 0))
+      expect_equal(unname(f$loo), want, tolerance = 1e-7, info = info)
+      rows <- Reduce(`+`, lapply(1:3, function(r) brute_loo_rows(Z, Y[, r], f$lambda_best, ww)))
+      expect_equal(f$loo_row_errors, rows, tolerance = 1e-7, info = info)
+    }
+  }
+})
+
 test_that("the paired z statistic is t.test()'s paired t", {
   set.seed(12)
   a <- rexp(30)
