@@ -16,6 +16,10 @@
    on the number of threads. */
 #define RFF_SPLIT_COLS 128
 
+/* Multiply-adds below which a product in row blocks runs on one thread
+   (tens of microseconds of one core's work). */
+#define RFF_ROWS_MIN_WORK 262144.0
+
 /* The BLAS R was linked with, told by the thread-control functions it
    exports (R links whichever BLAS the system provides, so they are looked
    up at run time, as threadpoolctl and RhpcBLASctl do): OpenBLAS, BLIS or
@@ -209,7 +213,11 @@ static void dgemm_blocks(const char *ta, const char *tb, int m, int n, int k,
     const int nb = ((by_rows ? m : n) + RFF_SPLIT_COLS - 1) / RFF_SPLIT_COLS;
     const int atr = ta[0] == 'T', btr = tb[0] == 'T';
     const int own = rff_blas_own();
-    if (nb < 2) threads = 1;
+    /* one thread for one block, and for row blocks of a small product (a
+       pass of a GLM on a few hundred rows runs hundreds of them: a team
+       started for each costs more than it saves, and its idle threads spin
+       on a core another process may need) */
+    if (nb < 2 || (by_rows && (double) m * n * k < RFF_ROWS_MIN_WORK)) threads = 1;
     int prev = rff_blas_set_threads(1);
     /* dynamic: a thread on a core busy with another process takes fewer
        blocks (each block is the same product whichever thread runs it) */
