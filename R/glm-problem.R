@@ -193,8 +193,9 @@ glm_precond <- function(prob, theta0, nlambda = 2L, rows = NULL) {
     H <- sum(h)
     zbar <- colSums(Zs * h) / H
     Zs <- (Zs - rep(zbar, each = length(rows))) * sqrt(h / H)
-    # on `threads` cores (and rff's own kernel), both triangles
-    C <- .Call(C_rff_ridge_thin_products, Zs, Zs, prob$threads)
+    # Zs'Zs as the symmetric product of t(Zs), on `threads` cores (and rff's
+    # own kernel), both triangles
+    C <- .Call(C_rff_ridge_thin_products, t(Zs), NULL, prob$threads)
   } else {
     s <- .Call(C_rff_ridge_stats, xs, matrix(0, length(rows), 1L), 0, h, prob$map,
                c(0, length(rows)), prob$chunk_size, prob$threads)

@@ -339,10 +339,12 @@ loo_path <- function(sys, p, map, x, y, weights, chunk_size, threads, row_errors
   per <- max(1L, 2048L %/% L)
   groups <- split(seq_len(q), (seq_len(q) - 1L) %/% per)
   # for each group, u_r * G side by side (D x L nr): its fitted values at
-  # every lambda are P M
-  Ms <- lapply(groups, function(rs) {
+  # every lambda are P M; made once while all groups' take at most
+  # loo_groups_mb, else for each block of rows (memory D x 2048)
+  group_m <- function(rs) {
     e$u[, rep(rs, each = L), drop = FALSE] * G[, rep(seq_len(L), length(rs)), drop = FALSE]
-  })
+  }
+  Ms <- if (8 * as.double(nrow(G)) * L * q <= loo_groups_mb * 2^20) lapply(groups, group_m)
   add_rows <- function(rows, P) {
     b <- length(rows)
     w <- if (is.null(weights)) rep(1, b) else weights[rows]
@@ -353,7 +355,7 @@ loo_path <- function(sys, p, map, x, y, weights, chunk_size, threads, row_errors
     for (gi in seq_along(groups)) {
       rs <- groups[[gi]]
       nr <- length(rs)
-      f <- .Call(C_rff_ridge_project, P, Ms[[gi]], threads)
+      f <- .Call(C_rff_ridge_project, P, if (is.null(Ms)) group_m(rs) else Ms[[gi]], threads)
       if (!is.null(sys$ybar)) f <- f + rep(sys$ybar[rs], each = b * L)
       res <- (y[rows, rep(rs, each = L), drop = FALSE] - f) / as.vector(1 - h)
       res[rep(bad, nr)] <- Inf
@@ -385,6 +387,10 @@ loo_path <- function(sys, p, map, x, y, weights, chunk_size, threads, row_errors
   if (row_errors) attr(out, "rows") <- per_row
   out
 }
+
+# The memory (MB) loo_path() may hold the products' right-hand sides of all
+# responses in (26 classes, D = 1224 and 50 lambdas: 13 MB).
+loo_groups_mb <- 64
 
 # Rows on which the LOO criterion is estimated: all up to 5,000, else 5,000
 # evenly spaced ones (the criterion is a mean over rows). The same rows for

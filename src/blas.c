@@ -227,13 +227,13 @@ static void dgemm_blocks(const char *ta, const char *tb, int m, int n, int k,
     for (int t = 0; t < nb; t++) {
         int c0 = t * RFF_SPLIT_COLS;
         int w = (by_rows ? m : n) - c0 < RFF_SPLIT_COLS ? (by_rows ? m : n) - c0 : RFF_SPLIT_COLS;
-        int mb = by_rows ? w : m, nb_ = by_rows ? n : w;
+        int mb = by_rows ? w : m, nw = by_rows ? n : w;
         const double *ab = by_rows ? a + (atr ? (R_xlen_t) c0 * lda : c0) : a;
         const double *bb = by_rows ? b : b + (btr ? c0 : (R_xlen_t) c0 * ldb);
         double *cb = by_rows ? c + c0 : c + (R_xlen_t) c0 * ldc;
-        if (own && rff_gemm(atr, btr, mb, nb_, k, ab, lda, bb, ldb, beta, cb, ldc, -1) == 0)
+        if (own && rff_gemm(atr, btr, mb, nw, k, ab, lda, bb, ldb, beta, cb, ldc, -1) == 0)
             continue;
-        F77_CALL(dgemm)(ta, tb, &mb, &nb_, &k, &one, ab, &lda, bb, &ldb, &beta,
+        F77_CALL(dgemm)(ta, tb, &mb, &nw, &k, &one, ab, &lda, bb, &ldb, &beta,
                         cb, &ldc FCONE FCONE);
     }
     rff_blas_set_threads(prev);

@@ -221,7 +221,9 @@ SEXP rff_rows_product(SEXP a, SEXP b, SEXP trans, SEXP threads_)
     int threads = rff_threads(threads_);
     rff_check_real_matrix(a, "a");
     rff_check_real_matrix(b, "b");
-    const int ta = Rf_asLogical(trans) == TRUE;
+    if (TYPEOF(trans) != LGLSXP || XLENGTH(trans) != 1 || LOGICAL(trans)[0] == NA_LOGICAL)
+        Rf_error("`trans` must be TRUE or FALSE");
+    const int ta = LOGICAL(trans)[0];
     int m = ta ? Rf_ncols(a) : Rf_nrows(a), k = ta ? Rf_nrows(a) : Rf_ncols(a);
     int n = Rf_ncols(b);
     if (Rf_nrows(b) != k) Rf_error("`b` must have %d rows", k);

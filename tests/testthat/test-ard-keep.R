@@ -54,7 +54,16 @@ test_that("several responses: every response's LOO error at every lambda equals 
   Y <- cbind(a = sin(2 * x[, 1]), b = x[, 2]^2 + 3, c = x[, 1] * x[, 2] - 2) +
     matrix(rnorm(3 * n, sd = 0.2), n)
   path <- rff:::check_path(NULL, 4, 1e-4)
-  for (w in list(NULL, runif(n, 0.2, 2))) {
+  # with the right-hand sides made once, and for each block of rows
+  ns <- asNamespace("rff")
+  mb <- get("loo_groups_mb", envir = ns)
+  unlockBinding("loo_groups_mb", ns)
+  on.exit({
+    assign("loo_groups_mb", mb, envir = ns)
+    lockBinding("loo_groups_mb", ns)
+  })
+  for (limit in c(mb, 0)) for (w in list(NULL, runif(n, 0.2, 2))) {
+    assign("loo_groups_mb", limit, envir = ns)
     m <- list(x = x, y = Y, weights = w)
     ww <- if (is.null(w)) rep(1, n) else w
     for (D in c(50, 16)) {
@@ -62,7 +71,7 @@ test_that("several responses: every response's LOO error at every lambda equals 
       Z <- rff_features(x, map = map)
       f <- rff:::ridge_rows_fit(m, map, seq_len(n), path, TRUE, 256L, 2L, "loo",
                                 score_only = TRUE, row_errors = TRUE)
-      info <- paste("D =", D, if (is.null(w)) "unweighted" else "weighted")
+      info <- paste("D =", D, if (is.null(w)) "unweighted" else "weighted", "limit", limit)
       expect_identical(dim(f$loo), c(4L, 3L), info = info)
       want <- sapply(1:3, function(r) vapply(f$lambda, function(l) {
         sum(brute_loo_rows(Z, Y[, r], l, ww)) / sum(ww)

@@ -159,6 +159,9 @@ test_that("products in row blocks (a GLM pass's Z B and Z'R) on both routes, any
                      matrix(0, 4, 2))
     expect_error(.Call(rff:::C_rff_rows_product, matrix(1, 4, 3), matrix(1, 2, 2), FALSE, 1L),
                  "3 rows")
+    for (bad in list(NA, NULL, c(TRUE, FALSE), "T", 1)) {
+      expect_error(.Call(rff:::C_rff_rows_product, diag(2), diag(2), bad, 1L), "trans")
+    }
   })
 })
 
