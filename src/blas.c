@@ -210,7 +210,8 @@ static void dgemm_blocks(const char *ta, const char *tb, int m, int n, int k,
                          double beta, double *c, int ldc, int threads, int by_rows)
 {
     const double one = 1.0;
-    const int nb = ((by_rows ? m : n) + RFF_SPLIT_COLS - 1) / RFF_SPLIT_COLS;
+    const int len = by_rows ? m : n;   /* the dimension of c split into blocks */
+    const int nb = (len + RFF_SPLIT_COLS - 1) / RFF_SPLIT_COLS;
     const int atr = ta[0] == 'T', btr = tb[0] == 'T';
     const int own = rff_blas_own();
     /* one thread for one block, and for row blocks of a small product (a
@@ -226,7 +227,7 @@ static void dgemm_blocks(const char *ta, const char *tb, int m, int n, int k,
 #endif
     for (int t = 0; t < nb; t++) {
         int c0 = t * RFF_SPLIT_COLS;
-        int w = (by_rows ? m : n) - c0 < RFF_SPLIT_COLS ? (by_rows ? m : n) - c0 : RFF_SPLIT_COLS;
+        int w = len - c0 < RFF_SPLIT_COLS ? len - c0 : RFF_SPLIT_COLS;
         int mb = by_rows ? w : m, nw = by_rows ? n : w;
         const double *ab = by_rows ? a + (atr ? (R_xlen_t) c0 * lda : c0) : a;
         const double *bb = by_rows ? b : b + (btr ? c0 : (R_xlen_t) c0 * ldb);

@@ -193,49 +193,43 @@ SEXP rff_ridge_chol(SEXP A, SEXP B, SEXP nl_)
     return out;
 }
 
-/* a b (a is n x k, b is k x m) on `threads` cores, in fixed column blocks
-   of the result (rff_dgemm_threads()): the projections of a block of rows'
-   features on a path's eigenvectors for leave-one-out. */
-SEXP rff_ridge_project(SEXP a, SEXP b, SEXP threads_)
+/* op(a) b (a' when `ta`) on `threads` cores, in fixed blocks of the
+   result: of its columns (rff_dgemm_threads()), or of its rows for a b
+   with few columns (rff_dgemm_rows()). */
+static SEXP product(SEXP a, SEXP b, int ta, SEXP threads_, int by_rows)
 {
     int threads = rff_threads(threads_);
     rff_check_real_matrix(a, "a");
     rff_check_real_matrix(b, "b");
-    int n = Rf_nrows(a), k = Rf_ncols(a), m = Rf_ncols(b);
-    if (Rf_nrows(b) != k) Rf_error("`b` must have %d rows", k);
-    SEXP out = PROTECT(Rf_allocMatrix(REALSXP, n, m));
-    double *c = REAL(out);
-    if (n > 0 && k > 0 && m > 0)
-        rff_dgemm_threads("N", "N", n, m, k, REAL(a), n, REAL(b), k, 0.0, c, n, threads);
-    else
-        memset(c, 0, sizeof(double) * (size_t) n * m);
-    UNPROTECT(1);
-    return out;
-}
-
-/* op(a) b (a' when `trans`) on `threads` cores for a b with few columns (a
-   GLM pass's Z B and Z'R in R, lift of a path's coefficients): fixed blocks
-   of rows of the result (rff_dgemm_rows()). */
-SEXP rff_rows_product(SEXP a, SEXP b, SEXP trans, SEXP threads_)
-{
-    int threads = rff_threads(threads_);
-    rff_check_real_matrix(a, "a");
-    rff_check_real_matrix(b, "b");
-    if (TYPEOF(trans) != LGLSXP || XLENGTH(trans) != 1 || LOGICAL(trans)[0] == NA_LOGICAL)
-        Rf_error("`trans` must be TRUE or FALSE");
-    const int ta = LOGICAL(trans)[0];
     int m = ta ? Rf_ncols(a) : Rf_nrows(a), k = ta ? Rf_nrows(a) : Rf_ncols(a);
     int n = Rf_ncols(b);
     if (Rf_nrows(b) != k) Rf_error("`b` must have %d rows", k);
     SEXP out = PROTECT(Rf_allocMatrix(REALSXP, m, n));
     double *c = REAL(out);
     if (m > 0 && k > 0 && n > 0)
-        rff_dgemm_rows(ta ? "T" : "N", "N", m, n, k, REAL(a), Rf_nrows(a), REAL(b), k, 0.0,
-                       c, m, threads);
+        (by_rows ? rff_dgemm_rows : rff_dgemm_threads)(ta ? "T" : "N", "N", m, n, k, REAL(a),
+                                                        Rf_nrows(a), REAL(b), k, 0.0, c, m,
+                                                        threads);
     else
         memset(c, 0, sizeof(double) * (size_t) m * n);
     UNPROTECT(1);
     return out;
+}
+
+/* a b in column blocks: the projections of a block of rows' features on a
+   path's eigenvectors for leave-one-out. */
+SEXP rff_ridge_project(SEXP a, SEXP b, SEXP threads)
+{
+    return product(a, b, 0, threads, 0);
+}
+
+/* op(a) b (a' when `trans`) in row blocks, for a b with few columns (a GLM
+   pass's Z B and Z'R in R, the lift of a path's coefficients). */
+SEXP rff_rows_product(SEXP a, SEXP b, SEXP trans, SEXP threads)
+{
+    if (TYPEOF(trans) != LGLSXP || XLENGTH(trans) != 1 || LOGICAL(trans)[0] == NA_LOGICAL)
+        Rf_error("`trans` must be TRUE or FALSE");
+    return product(a, b, LOGICAL(trans)[0], threads, 1);
 }
 
 /* The products of the path's thin eigenproblem (fewer rows than features),
