@@ -52,7 +52,8 @@
 #'
 #' The formula method handles `data`, `subset`, `weights`, `na.action` and
 #' `offset` as [stats::lm()] does, with factors expanded by
-#' [stats::model.matrix()].
+#' [stats::model.matrix()] and ordered factors as the ranks of their levels,
+#' as in [rff_ridge()].
 #'
 #' With statistics from [rff_stats_apply()] (`keep_chunks = TRUE`) as `x`,
 #' the chunks are the folds and no data is read again; see there.

@@ -126,7 +126,8 @@
 #'
 #' The formula method handles `data`, `subset`, `weights`, `na.action` and
 #' `offset` as [stats::glm()] does; factors among the predictors are
-#' expanded by [stats::model.matrix()].
+#' expanded by [stats::model.matrix()], and ordered factors enter as the
+#' ranks of their levels, as in [rff_ridge()].
 #'
 #' @param x A numeric matrix, numeric data frame or vector.
 #' @param y The response (see Details).

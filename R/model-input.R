@@ -44,6 +44,8 @@ formula_frame <- function(call, env, response = "numeric") {
     check_response_kind(y, "formula")
     y <- stats::model.response(mf, "numeric")
   }
+  ord <- ordered_scores(mf, mt)
+  mf <- ord$frame
   x <- stats::model.matrix(mt, mf)
   contrasts <- attr(x, "contrasts")
   keep <- colnames(x) != "(Intercept)"
@@ -68,7 +70,43 @@ formula_frame <- function(call, env, response = "numeric") {
        weights = stats::model.weights(mf), offset = stats::model.offset(mf),
        model = list(terms = mt, xlevels = stats::.getXlevels(mt, mf),
                     contrasts = contrasts, na.action = attr(mf, "na.action"),
-                    offset_arg = call$offset))
+                    offset_arg = call$offset, ordered = ord$levels))
+}
+
+# The ordered factors among the predictors of a model frame enter the
+# kernel as the ranks of their levels: one numeric column each,
+# standardized like any numeric input. model.matrix()'s polynomial
+# contrasts would put every two levels at the same distance (the rows of
+# contr.poly() are equidistant), so a Gaussian kernel would not see the
+# order that a tree or a ranked score uses (ggplot2::diamonds, bench/RESULTS.md).
+# Gives the frame with the scores and the levels of each ordered factor
+# (NULL when there is none), which newdata_scores() needs.
+ordered_scores <- function(mf, mt) {
+  idx <- seq_len(length(attr(mt, "variables")) - 1L)
+  resp <- attr(mt, "response")
+  if (resp > 0L) idx <- idx[-resp]
+  ord <- names(mf)[idx][vapply(idx, function(j) is.ordered(mf[[j]]), logical(1))]
+  if (!length(ord)) return(list(frame = mf, levels = NULL))
+  levels <- stats::setNames(lapply(ord, function(v) levels(mf[[v]])), ord)
+  for (v in ord) mf[[v]] <- as.double(as.integer(mf[[v]]))
+  list(frame = mf, levels = levels)
+}
+
+# The ordered factors of a fit in a model frame of new data: the rank of
+# each value among the training levels; a value that is not one of them is
+# an error, as a new level of a factor is for model.frame().
+newdata_scores <- function(mf, levels) {
+  for (v in names(levels)) {
+    col <- mf[[v]]
+    codes <- match(as.character(col), levels[[v]])
+    new <- unique(as.character(col)[!is.na(col) & is.na(codes)])
+    if (length(new)) {
+      stop(sprintf("ordered factor %s has new level%s %s", v, if (length(new) > 1L) "s" else "",
+                   paste(utils::head(new, 5L), collapse = ", ")), call. = FALSE)
+    }
+    mf[[v]] <- as.double(codes)
+  }
+  mf
 }
 
 # newdata as a double matrix with the training columns (missing values
@@ -90,6 +128,7 @@ newdata_matrix <- function(object, newdata, newoffset = NULL) {
       mf <- stats::model.frame(tt, newdata, na.action = stats::na.pass,
                                xlev = object$xlevels)
       offset <- stats::model.offset(mf)
+      mf <- newdata_scores(mf, object$ordered)
       if (!is.null(object$offset_arg)) {
         extra <- eval(object$offset_arg, newdata, environment(object$terms))
         offset <- if (is.null(offset)) extra else offset + extra
