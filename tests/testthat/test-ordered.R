@@ -64,10 +64,11 @@ test_that("levels absent from the training rows take no rank", {
   d <- ordered_data()
   d <- d[d$o != "fair", ]
   set.seed(3)
-  fit <- rff_ridge(y ~ u + o, data = d, D = 40, lengthscale = 2, progress = FALSE)
+  # the ordered factor first among the predictors
+  fit <- rff_ridge(y ~ o + u, data = d, D = 40, lengthscale = 2, progress = FALSE)
   ranks <- match(as.character(d$o), c("poor", "good", "best"))
   set.seed(3)
-  ref <- rff_ridge(cbind(u = d$u, o = ranks), d$y, D = 40, lengthscale = 2, progress = FALSE)
+  ref <- rff_ridge(cbind(o = ranks, u = d$u), d$y, D = 40, lengthscale = 2, progress = FALSE)
   expect_equal(unname(fitted(fit)), unname(fitted(ref)), tolerance = 1e-10)
   expect_equal(fit$ordered$o, c("poor", "good", "best"))
   expect_error(predict(fit, data.frame(u = 0, o = "fair")), "new level fair")
