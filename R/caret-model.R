@@ -10,6 +10,11 @@
 #' tunes the `lengthscale` and `lambda` of [rff_ridge()] (regression) or
 #' [rff_glm()] (classification: binomial for two classes, multinomial for
 #' more). Inputs are standardized by the fits themselves (their default).
+#' caret's formula interface builds the model matrix itself, so ordered
+#' factors reach the kernel as [stats::model.matrix()]'s polynomial
+#' contrasts, not as the ranks of their levels that rff's formula methods
+#' give them (see [rff_ridge()]); convert them with `as.integer()` first
+#' for the ranks.
 #'
 #' The default grid takes `len` lengthscales, multiples 2^(-1), ..., 2^1 of
 #' the median heuristic of the standardized inputs

@@ -74,18 +74,27 @@ formula_frame <- function(call, env, response = "numeric") {
 }
 
 # The ordered factors among the predictors of a model frame enter the
-# kernel as the ranks of their levels: one numeric column each,
-# standardized like any numeric input. model.matrix()'s polynomial
-# contrasts would put every two levels at the same distance (the rows of
-# contr.poly() are equidistant), so a Gaussian kernel would not see the
-# order that a tree or a ranked score uses (ggplot2::diamonds, bench/RESULTS.md).
-# Gives the frame with the scores and the levels of each ordered factor
-# (NULL when there is none), which newdata_scores() needs.
+# kernel as the ranks of their levels present (1, 2, ...): one numeric
+# column each, standardized like any numeric input. model.matrix()'s
+# polynomial contrasts would put every two levels at the same distance
+# (the rows of contr.poly() are equidistant), so a Gaussian kernel would
+# not see the order that a tree or a ranked score uses (ggplot2::diamonds,
+# bench/ordered.R). Contrasts the user chose win: a factor with its own
+# (`contrasts<-`, C()) and every ordered factor when options(contrasts)
+# does not give "contr.poly" for them keep model.matrix()'s coding, as do
+# offset() variables and the response. Gives the frame with the ranks and
+# the levels of each ranked factor (NULL when there is none), which
+# newdata_scores() needs.
 ordered_scores <- function(mf, mt) {
+  opt <- getOption("contrasts")
+  poly <- if ("ordered" %in% names(opt)) opt[["ordered"]] else if (length(opt) >= 2L) opt[[2L]]
+  if (!identical(poly, "contr.poly")) return(list(frame = mf, levels = NULL))
   idx <- seq_len(length(attr(mt, "variables")) - 1L)
-  resp <- attr(mt, "response")
-  if (resp > 0L) idx <- idx[-resp]
-  ord <- names(mf)[idx][vapply(idx, function(j) is.ordered(mf[[j]]), logical(1))]
+  idx <- setdiff(idx, c(attr(mt, "response"), attr(mt, "offset")))
+  ranked <- vapply(idx, function(j) {
+    is.ordered(mf[[j]]) && is.null(attr(mf[[j]], "contrasts"))
+  }, logical(1))
+  ord <- names(mf)[idx[ranked]]
   if (!length(ord)) return(list(frame = mf, levels = NULL))
   levels <- stats::setNames(lapply(ord, function(v) levels(mf[[v]])), ord)
   for (v in ord) mf[[v]] <- as.double(as.integer(mf[[v]]))
@@ -101,8 +110,11 @@ newdata_scores <- function(mf, levels) {
     codes <- match(as.character(col), levels[[v]])
     new <- unique(as.character(col)[!is.na(col) & is.na(codes)])
     if (length(new)) {
-      stop(sprintf("ordered factor %s has new level%s %s", v, if (length(new) > 1L) "s" else "",
-                   paste(utils::head(new, 5L), collapse = ", ")), call. = FALSE)
+      stop(sprintf("ordered factor `%s` has new level%s %s (the fit ranks the levels %s)", v,
+                   if (length(new) > 1L) "s" else "",
+                   paste0("\"", utils::head(new, 5L), "\"", collapse = ", "),
+                   paste0(paste0("\"", utils::head(levels[[v]], 8L), "\"", collapse = " < "),
+                          if (length(levels[[v]]) > 8L) " < ...")), call. = FALSE)
     }
     mf[[v]] <- as.double(codes)
   }

@@ -15,6 +15,12 @@
 #' ([parsnip::set_engine()]) go to [rff_ridge()] or [rff_glm()]
 #' (`kernel`, `standardize`, ...).
 #'
+#' parsnip builds the model matrix itself, so ordered factors reach the
+#' kernel as [stats::model.matrix()]'s polynomial contrasts, not as the
+#' ranks of their levels that rff's formula methods give them (see
+#' [rff_ridge()]); in a workflow, `recipes::step_ordinalscore()` gives the
+#' ranks.
+#'
 #' Predictions have parsnip's types and column names: `"numeric"`
 #' (`.pred`), `"class"` (`.pred_class`) and `"prob"` (`.pred_<level>`).
 #' The model registers itself with parsnip when parsnip is loaded (rff does

@@ -57,7 +57,7 @@ test_that("predict() ranks new values among the training levels, whatever their 
   # a level the fit never saw
   nd$o[2] <- "awful"
   expect_error(predict(fit, nd), class = "rff_error")
-  expect_error(predict(fit, nd), "new level awful")
+  expect_error(predict(fit, nd), "new level \"awful\"")
 })
 
 test_that("levels absent from the training rows take no rank", {
@@ -71,7 +71,7 @@ test_that("levels absent from the training rows take no rank", {
   ref <- rff_ridge(cbind(o = ranks, u = d$u), d$y, D = 40, lengthscale = 2, progress = FALSE)
   expect_equal(unname(fitted(fit)), unname(fitted(ref)), tolerance = 1e-10)
   expect_equal(fit$ordered$o, c("poor", "good", "best"))
-  expect_error(predict(fit, data.frame(u = 0, o = "fair")), "new level fair")
+  expect_error(predict(fit, data.frame(u = 0, o = "fair")), "new level \"fair\"", fixed = TRUE)
 })
 
 test_that("rff_glm() and rff_cv() take ordered factors as ranks too", {
@@ -95,4 +95,37 @@ test_that("rff_glm() and rff_cv() take ordered factors as ranks too", {
   expect_equal(cv$cvm, cv_ref$cvm, tolerance = 1e-10)
   expect_equal(unname(predict(cv, d[1:5, ])), unname(predict(cv_ref, cbind(u = d$u, o = ranks)[1:5, ])),
                tolerance = 1e-10)
+})
+
+test_that("contrasts the user chose, offsets and the response are not ranked", {
+  d <- ordered_data()
+  poly_cols <- function(fit) names(fit$standardize$center)
+  # C() in the formula, contrasts() on the factor, options(contrasts)
+  f1 <- rff_ridge(y ~ u + C(o, contr.poly), data = d, D = 20, progress = FALSE)
+  expect_null(f1$ordered)
+  expect_equal(length(poly_cols(f1)), 4L)
+  d2 <- d
+  contrasts(d2$o) <- contr.treatment(4)
+  set.seed(2)
+  f2 <- rff_ridge(y ~ u + o, data = d2, D = 20, lengthscale = 1, progress = FALSE)
+  expect_null(f2$ordered)
+  X <- model.matrix(~ u + o, d2)[, -1]
+  expect_equal(unname(f2$standardize$center), unname(colMeans(X)))
+  # (model.frame() warns that newdata's contrasts are dropped, as for lm())
+  expect_equal(unname(suppressWarnings(predict(f2, d2[1:4, ]))), unname(fitted(f2)[1:4]),
+               tolerance = 1e-10)
+  old <- options(contrasts = c("contr.treatment", "contr.treatment"))
+  on.exit(options(old))
+  f3 <- rff_ridge(y ~ u + o, data = d, D = 20, progress = FALSE)
+  expect_null(f3$ordered)
+  expect_equal(length(poly_cols(f3)), 4L)
+  options(old)
+  # an offset() of an ordered factor is model.offset()'s business (an
+  # error), not ranked on the way in and raw on the way out
+  expect_error(suppressWarnings(rff_ridge(y ~ u + offset(o), data = d, D = 20, progress = FALSE)),
+               "numeric")
+  # an ordered response of rff_glm() stays a multiclass response
+  g <- rff_glm(o ~ u, data = d, D = 20, lengthscale = 1, lambda = 0.1, progress = FALSE)
+  expect_equal(g$levels, levels(d$o))
+  expect_null(g$ordered)
 })
