@@ -3,7 +3,8 @@
 # tarball (which runs the testthat suite and builds the vignettes), reports
 # the check's NOTEs, and ends with the testthat line "N passed, N failed".
 # Exits non-zero on any test failure, check ERROR or check WARNING. The
-# layering check of the C files (tools/layers.sh) counts as one more test.
+# layering check of the C files (tools/layers.sh) and the check that no
+# mutant is stale (tools/mutants.R --check) count as two more tests.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=.build
@@ -11,8 +12,11 @@ rm -rf "$out" && mkdir -p "$out"
 
 bash tools/install-deps.sh || { echo "install-deps failed"; echo "0 passed, 1 failed"; exit 1; }
 
-layers_failed=0
-bash tools/layers.sh || layers_failed=1
+extra_failed=0
+bash tools/layers.sh || extra_failed=1
+# every mutant of tools/mutants.txt still finds its snippet (a stale one
+# would silently test nothing in `make mutants`): one more test
+Rscript tools/mutants.R --check || extra_failed=$((extra_failed + 1))
 
 (cd "$out" && R CMD build --no-manual .. > build.log 2>&1)
 tarball=$(ls "$out"/rff_*.tar.gz 2>/dev/null | head -n 1)
@@ -51,8 +55,8 @@ fail=$(echo "$summary" | sed -E 's/.*FAIL ([0-9]+).*/\1/')
 skip=$(echo "$summary" | sed -E 's/.*SKIP ([0-9]+).*/\1/')
 pass=$(echo "$summary" | sed -E 's/.*PASS ([0-9]+).*/\1/')
 
-pass=$((pass + 1 - layers_failed))
-fail=$((fail + layers_failed))
+pass=$((pass + 2 - extra_failed))
+fail=$((fail + extra_failed))
 
 bad=0
 [ "$rc" -ne 0 ] && bad=1
