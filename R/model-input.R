@@ -110,11 +110,12 @@ newdata_scores <- function(mf, levels) {
     codes <- match(as.character(col), levels[[v]])
     new <- unique(as.character(col)[!is.na(col) & is.na(codes)])
     if (length(new)) {
+      lv <- levels[[v]]
+      shown <- c(paste0("\"", utils::head(lv, 8L), "\""), if (length(lv) > 8L) "...")
       stop(sprintf("ordered factor `%s` has new level%s %s (the fit ranks the levels %s)", v,
                    if (length(new) > 1L) "s" else "",
                    paste0("\"", utils::head(new, 5L), "\"", collapse = ", "),
-                   paste0(paste0("\"", utils::head(levels[[v]], 8L), "\"", collapse = " < "),
-                          if (length(levels[[v]]) > 8L) " < ...")), call. = FALSE)
+                   paste(shown, collapse = " < ")), call. = FALSE)
     }
     mf[[v]] <- as.double(codes)
   }
