@@ -258,6 +258,26 @@ test_that("too few iterations is a classed warning", {
                  class = "rff_convergence")
 })
 
+test_that("the default tolerance stops near the minimum, in fewer iterations than 1e-8", {
+  d <- glm_data(n = 400, seed = 41)
+  m <- rff_map(2, D = 60, lengthscale = 1)
+  lam <- 1e-3
+  fit <- function(control) rff_glm(d$x, d$cls, map = m, lambda = lam, standardize = FALSE,
+                                   control = control)
+  # the objective: the loss per row (the deviance / 2, unit weights) plus the penalty
+  obj <- function(f) f$deviance / (2 * 400) + lam / 2 * sum(f$coefficients^2)
+  best <- obj(fit(tight))
+  tol <- 1e-6 * (abs(best) + 0.1)
+  f6 <- fit(list())
+  f8 <- fit(list(epsilon = 1e-8))
+  # within a few times epsilon (|F| + 0.1) of the minimum, and not as close
+  # as 1e-8 gets
+  expect_lt(obj(f6) - best, 5 * tol)
+  expect_gt(obj(f6) - best, 0.05 * tol)
+  expect_lt(obj(f8) - best, 0.05 * tol)
+  expect_lt(sum(f6$iterations), sum(f8$iterations))
+})
+
 test_that("a long path's warm starts give the fits from scratch: the path and its folds", {
   # from the third lambda on the path starts from the line through the two
   # solutions before, and each fold from its own fit at the lambda before,
