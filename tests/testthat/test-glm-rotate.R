@@ -71,3 +71,40 @@ test_that("the rotated solve gives the same fit for 1 and 2 threads", {
   expect_identical(coef(f1), coef(f2))
   expect_identical(f1$cvm, f2$cvm)
 })
+
+test_that("many rows: the C solver on threads gives one thread's fit, stationary by base R", {
+  # products of a pass large enough to be shared among threads (n K r =
+  # 1.3e6 multiply-adds), in fixed blocks of rows
+  set.seed(54)
+  n <- 8400
+  x <- matrix(rnorm(2 * n), n, 2)
+  y <- factor(c("a", "b", "c", "d")[1 + (x[, 1] + rnorm(n, sd = 0.5) > 0) +
+                                      2 * (x[, 2] + rnorm(n, sd = 0.5) > 0)])
+  m <- rff_map(2, D = 40, lengthscale = 1)
+  lam <- 1e-3
+  # the preconditioner's rows are a random sample: the same for both
+  fit <- function(threads, lambda = lam, ...) {
+    set.seed(55)
+    rff_glm(x, y, map = m, lambda = lambda, standardize = FALSE, threads = threads,
+            progress = FALSE, ...)
+  }
+  f1 <- fit(1, control = list(epsilon = 1e-13, maxit = 2000))
+  f2 <- fit(2, control = list(epsilon = 1e-13, maxit = 2000))
+  expect_true(f1$cached)
+  expect_identical(coef(f1), coef(f2))
+  expect_identical(f1$deviance, f2$deviance)
+  # the deviance and the gradient at the fit, from the features in base R
+  Z <- rff_features(x, map = m)
+  B <- f1$coefficients[, , 1L]
+  eta <- Z %*% B + rep(f1$intercept[, 1L], each = n)
+  p <- exp(eta - apply(eta, 1L, max))
+  p <- p / rowSums(p)
+  Y <- outer(as.integer(y), 1:4, `==`) + 0
+  expect_equal(f1$deviance, -2 * sum(log(p[Y == 1])), tolerance = 1e-10)
+  expect_lt(max(abs(crossprod(Z, p - Y) / n + lam * B)), 1e-7)
+  expect_lt(max(abs(colSums(p - Y) / n)), 1e-7)
+  # and cross-validated on threads
+  c1 <- fit(1, lambda = c(1e-2, lam), foldid = rep_len(1:3, n))
+  c2 <- fit(2, lambda = c(1e-2, lam), foldid = rep_len(1:3, n))
+  expect_identical(c1$cvm, c2$cvm)
+})
