@@ -85,6 +85,13 @@ glm_eval <- function(prob, th, lambda, P, w, W) {
   list(f = f, g = grad_inner(g, P$zbar), eta = r$eta, loss = r$loss)
 }
 
+# Whether lbfgs_lambda() solves the problem in C (lbfgs_span()): in the
+# span of the rows, or on the features turned to the preconditioner's
+# eigenvectors, where it is diagonal.
+lbfgs_in_c <- function(prob, P) {
+  !is.null(prob$basis) && is.null(P$vectors) && is.null(P$chol) && !isTRUE(P$thin)
+}
+
 # Minimizes the objective at one lambda by L-BFGS with the preconditioner
 # as the initial inverse Hessian (scaled by the last curvature pair), from
 # inner coordinates `th`, with a backtracking (Armijo) line search. Stops
@@ -92,16 +99,16 @@ glm_eval <- function(prob, th, lambda, P, w, W) {
 # (F - F* for a quadratic whose Hessian the preconditioner is) and the
 # last step changed F by no more than that; at most `maxit` iterations.
 # `mem` carries curvature pairs from the previous lambda, corrected for the
-# change of penalty.
+# change of penalty. `cur`: the objective, gradient and eta at `th`, or
+# its eta alone (`cur$g` NULL; in C the start then costs half a pass, in R
+# a pass).
 lbfgs_lambda <- function(prob, th, lambda, P, w, W, control, mem = NULL, cur = NULL,
                          in_c = TRUE) {
-  # in the span of the rows, on the preconditioner's eigenvectors: in C
-  if (in_c && !is.null(prob$basis) && is.null(P$vectors) && is.null(P$chol) &&
-      !isTRUE(P$thin)) {
+  if (in_c && lbfgs_in_c(prob, P)) {
     return(lbfgs_span(prob, th, lambda, P, w, W, control, mem, cur))
   }
   m <- 10L
-  if (is.null(cur)) cur <- glm_eval(prob, th, lambda, P, w, W)
+  if (is.null(cur$g)) cur <- glm_eval(prob, th, lambda, P, w, W)
   S <- Y <- PY <- list()
   rho <- numeric()
   if (!is.null(mem)) {
@@ -200,6 +207,7 @@ lbfgs_span <- function(prob, th, lambda, P, w, W, control, mem, cur) {
   pairs <- function(l) matrix(unlist(l), ncol = length(l))
   cm <- if (length(mem$S)) list(S = pairs(mem$S), Y = pairs(mem$Y), lambda = mem$lambda)
   cc <- if (!is.null(cur)) list(f = cur$f, g = cur$g, eta = cur$eta, loss = cur$loss)
+  if (!is.null(cc) && is.null(cc$g)) cc <- list(eta = cur$eta)
   r <- .Call(C_rff_glm_lbfgs, prob$Z, prob$y, prob$family, prob$offset,
              if (is.null(w)) prob$weights else w, W, th, lambda, sc$inv_mu,
              sc$inv_den, P$U, P$zbar, prob$intercept, control, cm, cc, prob$threads)

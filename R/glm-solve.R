@@ -7,9 +7,11 @@
 # the two before, when it is lower). `w` NULL: the problem's weights (a fold
 # passes its training weights). Returns coefficients ((D + 1) x K x L, in
 # the original coordinates), the loss, eta at the last lambda, iterations
-# and convergence.
+# and convergence. `start_eta`: the linear predictor at `start` (one
+# lambda), which spares the start's product Z B in C (lbfgs_lambda()).
+# `after(i, theta, mem, eta)` sees each solution and its eta.
 glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, after = NULL,
-                     mem = NULL) {
+                     mem = NULL, start_eta = NULL) {
   W <- glm_wsum(prob, w)
   wp <- if (is.null(w)) prob$weights else w
   L <- length(lambda)
@@ -28,7 +30,7 @@ glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, after = N
   for (i in seq_len(L)) {
     if (!is.null(start)) {
       th <- to_inner(matrix(start[, , i], prob$D + 1L, K), P$zbar)
-      cur <- NULL
+      cur <- if (!is.null(start_eta)) list(eta = start_eta)
       mem <- mem0
     } else if (!is.null(cur)) {
       # the same point under the new penalty
@@ -61,7 +63,7 @@ glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, after = N
     iter[i] <- r$iter
     conv[i] <- r$converged
     eta <- r$cur$eta
-    if (!is.null(after) && isTRUE(after(i, theta, mem))) {
+    if (!is.null(after) && isTRUE(after(i, theta, mem, eta))) {
       keep <- seq_len(i)
       coef <- coef[, , keep, drop = FALSE]
       loss <- loss[keep]
@@ -122,7 +124,13 @@ glm_row_folds <- function(prob, foldid) {
 # rows, with its own curvature pairs while all folds' pairs fit in
 # fold_pairs_mb (else those of the fit on all rows); at the first lambda,
 # and for the Poisson family (whose loss a moved start could make
-# overflow), from the fit on all rows. With `stop_early`, the path stops
+# overflow), from the fit on all rows. The linear predictor is linear in
+# the coefficients, so a solver in C (lbfgs_in_c()) gets the start's eta
+# without the product Z B: the fit on all rows' eta, or the fold's own eta
+# moved by the change of the fit on all rows' (for the multinomial family
+# up to a constant added to every entry, the centring of the intercepts,
+# which changes no probability), while the folds' etas fit in
+# fold_pairs_mb too. With `stop_early`, the path stops
 # once three consecutive lambdas have not improved on the best CV measure.
 # Returns the path (`full`) and cvm, cvsd per lambda.
 glm_cv_path <- function(prob, lambda, P, control, folds, measure, progress = FALSE,
@@ -147,20 +155,34 @@ glm_cv_path <- function(prob, lambda, P, control, folds, measure, progress = FAL
   moved <- prob$family != "poisson"
   # each fold's 10 curvature pairs: 20 coefficient matrices
   own_pairs <- 20 * 8 * k * (prob$D + 1) * prob$K <= fold_pairs_mb * 2^20
-  after <- function(i, theta, mem) {
+  # each fold's eta (n x K), and the fit on all rows' at the lambda before
+  etas <- lbfgs_in_c(prob, P) && 8 * (k + 1) * prob$n * prob$K <= fold_pairs_mb * 2^20
+  prev_eta <- NULL
+  after <- function(i, theta, mem, eta) {
     for (j in seq_len(k)) {
       fp <- fold_prev[[j]]
-      st <- if (moved && !is.null(fp)) fp$theta + (theta - prev) else theta
-      if (!all(is.finite(st))) st <- theta
+      st_eta <- NULL
+      if (moved && !is.null(fp)) {
+        st <- fp$theta + (theta - prev)
+        if (!is.null(fp$eta)) st_eta <- fp$eta + (eta - prev_eta)
+      } else {
+        st <- theta
+        if (etas) st_eta <- eta
+      }
+      if (!all(is.finite(st)) || (!is.null(st_eta) && !all(is.finite(st_eta)))) {
+        st <- theta
+        st_eta <- if (etas) eta
+      }
       fit <- glm_path(prob, lambda[i], P, cv_control, w = folds$weights(j),
                       start = array(st, c(dim(theta), 1L)),
-                      mem = if (is.null(fp$mem)) mem else fp$mem)
+                      mem = if (is.null(fp$mem)) mem else fp$mem, start_eta = st_eta)
       fold_prev[[j]] <<- list(theta = matrix(fit$coef[, , 1L], nrow(theta)),
-                              mem = if (own_pairs) fit$mem)
+                              mem = if (own_pairs) fit$mem, eta = if (etas) fit$eta)
       conv <<- conv && all(fit$converged)
       vals[j, i] <<- folds$measure(j, fit, measure)
     }
     prev <<- theta
+    prev_eta <<- if (etas) eta
     curve <- cv_curve(vals[, i, drop = FALSE], wj)
     cvm[i] <<- curve$cvm
     cvsd[i] <<- curve$cvsd

@@ -89,7 +89,10 @@
 #' lambdas (at the first lambda, and for the Poisson family, whose loss
 #' such a start could make overflow, from the fit on all rows), with its
 #' own curvature pairs (on mlbench::Vehicle the folds' passes fell from 958
-#' to 342).
+#' to 342). With cached features its linear predictor is moved the same way
+#' (it is linear in the coefficients), so evaluating a fold's start costs
+#' the product Z'R only, not Z B as well (on mlbench::LetterRecognition the
+#' folds took 21.8 s instead of 27.4 s).
 #' A path chosen from the data stops once three consecutive lambdas have
 #' not improved on the smallest CV deviance (smaller lambdas cost the most
 #' iterations and only overfit more), so `lambda` may be shorter than

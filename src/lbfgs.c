@@ -26,9 +26,8 @@ typedef struct {
     double *eta, *R, *tmp;/* n x K, n x K, (r + 1) x K workspaces */
 } lb_prob;
 
-/* F = loss / W + lambda / 2 |B|^2 at inner coordinates th, its gradient g
-   in inner coordinates, eta (in p->eta) and the loss. */
-static double lb_eval(lb_prob *p, const double *th, double *g, double *loss_out)
+/* eta = X B + a (+ offset) at inner coordinates th, in p->eta. */
+static void lb_eta(lb_prob *p, const double *th)
 {
     const int n = p->n, r = p->r, K = p->K, ld = r + 1;
     double *a = p->tmp;
@@ -39,13 +38,24 @@ static double lb_eval(lb_prob *p, const double *th, double *g, double *loss_out)
         a[k] = th[(R_xlen_t) k * ld] - s;
     }
     rff_dgemm_rows("N", "N", n, K, r, p->X, n, th + 1, ld, 0.0, p->eta, n, p->threads);
+    for (int k = 0; k < K; k++) {
+        double *ek = p->eta + (R_xlen_t) k * n;
+        const double *ok = p->off ? p->off + (R_xlen_t) k * n : NULL;
+        for (int i = 0; i < n; i++) {
+            double e = ek[i] + a[k];
+            if (ok) e += ok[i];
+            ek[i] = e;
+        }
+    }
+}
+
+/* F = loss / W + lambda / 2 |B|^2 at inner coordinates th whose eta is in
+   p->eta, its gradient g in inner coordinates, and the loss. */
+static double lb_from_eta(lb_prob *p, const double *th, double *g, double *loss_out)
+{
+    const int n = p->n, r = p->r, K = p->K, ld = r + 1;
     double loss = 0;
     for (int i = 0; i < n; i++) {
-        for (int k = 0; k < K; k++) {
-            double e = p->eta[i + (R_xlen_t) k * n] + a[k];
-            if (p->off) e += p->off[i + (R_xlen_t) k * n];
-            p->eta[i + (R_xlen_t) k * n] = e;
-        }
         double wi = p->w ? p->w[i] : 1.0;
         if (!(wi > 0)) {
             for (int k = 0; k < K; k++) p->R[i + (R_xlen_t) k * n] = 0;
@@ -70,6 +80,13 @@ static double lb_eval(lb_prob *p, const double *th, double *g, double *loss_out)
     }
     *loss_out = loss;
     return loss / p->W + p->lambda / 2 * pen;
+}
+
+/* The objective, gradient, eta and loss at th: one pass. */
+static double lb_eval(lb_prob *p, const double *th, double *g, double *loss_out)
+{
+    lb_eta(p, th);
+    return lb_from_eta(p, th, g, loss_out);
 }
 
 /* out = P g: rotate the classes by U, scale (1 / mu for the intercepts,
@@ -210,15 +227,22 @@ SEXP rff_glm_lbfgs(SEXP X, SEXP y, SEXP family_, SEXP offset, SEXP weights, SEXP
         }
     }
 
+    /* the start: its objective and gradient given (`cur`), or from its
+       eta alone (`cur` without `g`: half a pass), or a pass */
     double f, loss;
     if (cur != R_NilValue) {
-        SEXP cg = rff_list_elt(cur, "g"), ce = rff_list_elt(cur, "eta");
-        if (!Rf_isReal(cg) || XLENGTH(cg) != m || !Rf_isReal(ce) || XLENGTH(ce) != (R_xlen_t) n * K)
+        SEXP cg = rff_list_elt_opt(cur, "g"), ce = rff_list_elt(cur, "eta");
+        if ((cg != R_NilValue && (!Rf_isReal(cg) || XLENGTH(cg) != m)) || !Rf_isReal(ce) ||
+            XLENGTH(ce) != (R_xlen_t) n * K)
             Rf_error("`cur` does not match the problem");
-        f = Rf_asReal(rff_list_elt(cur, "f"));
-        loss = Rf_asReal(rff_list_elt(cur, "loss"));
-        memcpy(g, REAL(cg), sizeof(double) * (size_t) m);
         memcpy(p.eta, REAL(ce), sizeof(double) * (size_t) n * K);
+        if (cg == R_NilValue) {
+            f = lb_from_eta(&p, th, g, &loss);
+        } else {
+            f = Rf_asReal(rff_list_elt(cur, "f"));
+            loss = Rf_asReal(rff_list_elt(cur, "loss"));
+            memcpy(g, REAL(cg), sizeof(double) * (size_t) m);
+        }
     } else {
         f = lb_eval(&p, th, g, &loss);
     }

@@ -154,3 +154,84 @@ test_that("the L-BFGS in C takes the R code's iterations, step for step", {
     expect_equal(ev$f, rc$cur$f, tolerance = 1e-12)
   }
 })
+
+test_that("the C solver started from an eta alone evaluates that start as a pass does", {
+  set.seed(34)
+  n <- 60
+  x <- matrix(rnorm(2 * n), n, 2)
+  m <- rff_map(2, D = 30, lengthscale = 1.2)
+  w <- replace(runif(n), 1:4, 0)
+  cases <- list(binomial = list(y = as.double(x[, 1] > 0), K = 1L, off = matrix(0.3, n, 1L)),
+                multinomial = list(y = sample(1:3, n, TRUE), K = 3L, off = NULL))
+  for (fam in names(cases)) {
+    cs <- cases[[fam]]
+    prob <- rff:::glm_problem(x, cs$y, fam, cs$K, cs$off, w, m, 256L, 1L, Inf, reduce = TRUE)
+    theta0 <- matrix(0, prob$D + 1L, cs$K)
+    P <- rff:::glm_precond(prob, theta0, 2L)
+    # more rows than features: the features turned to the eigenvectors
+    prob$Z <- prob$Z %*% P$vectors
+    prob$basis <- P$vectors
+    P$zbar <- drop(crossprod(P$vectors, P$zbar))
+    P$vectors <- NULL
+    expect_true(rff:::lbfgs_in_c(prob, P))
+    th <- matrix(rnorm((prob$D + 1L) * cs$K, sd = 0.3), prob$D + 1L)
+    W <- sum(w)
+    ev <- rff:::glm_eval(prob, th, 0.01, P, NULL, W)
+    ctl <- list(epsilon = 1e-10, maxit = 0L)
+    at <- rff:::lbfgs_lambda(prob, th, 0.01, P, NULL, W, ctl, cur = list(eta = ev$eta))
+    expect_equal(at$cur$f, ev$f, tolerance = 1e-13, info = fam)
+    expect_equal(unname(at$cur$g), unname(ev$g), tolerance = 1e-12, info = fam)
+    expect_equal(at$cur$loss, ev$loss, tolerance = 1e-13, info = fam)
+    # and the iterations from there are those from a pass at the start
+    ctl$maxit <- 200L
+    a <- rff:::lbfgs_lambda(prob, th, 0.01, P, NULL, W, ctl, cur = list(eta = ev$eta))
+    b <- rff:::lbfgs_lambda(prob, th, 0.01, P, NULL, W, ctl)
+    expect_identical(a$iter, b$iter, info = fam)
+    expect_equal(a$th, b$th, tolerance = 1e-10, info = fam)
+  }
+})
+
+test_that("the folds' starts from an eta: the eta of their coefficients, the same CV", {
+  # every start in C given by its eta alone (a fold's, moved by the change
+  # of the fit on all rows) is checked against a pass at its coefficients;
+  # for the multinomial family up to one constant added to every entry
+  set.seed(35)
+  n <- 150
+  x <- matrix(rnorm(2 * n), n, 2)
+  m <- rff_map(2, D = 30, lengthscale = 1)
+  foldid <- rep_len(1:3, n)
+  lam <- 0.1 * 0.3^(0:4)
+  rec <- new.env()
+  suppressMessages(trace("lbfgs_span", where = asNamespace("rff"), print = FALSE, tracer = bquote({
+    if (!is.null(cur) && is.null(cur$g)) {
+      d <- cur$eta - rff:::glm_eval(prob, th, lambda, P, w, W)$eta
+      assign("gap", c(get("gap", .(rec)), max(abs(d - mean(d)))), envir = .(rec))
+    }
+  })))
+  on.exit(suppressMessages(untrace("lbfgs_span", where = asNamespace("rff"))), add = TRUE)
+  yb <- as.double(x[, 1] * x[, 2] + rnorm(n, sd = 0.5) > 0)
+  ym <- factor(1 + (x[, 1] > 0) + (x[, 2] > 0.5))
+  for (y in list(yb, ym)) {
+    rec$gap <- numeric()
+    f <- rff_glm(x, y, map = m, lambda = lam, foldid = foldid, standardize = FALSE,
+                 control = tight)
+    # all 3 folds at all 5 lambdas
+    expect_length(rec$gap, 15L)
+    expect_lt(max(rec$gap), 1e-9)
+    # the CV deviance: the held-out deviance of the folds' fits from scratch
+    dev <- sapply(1:3, function(j) {
+      tr <- foldid != j
+      vapply(lam, function(l) {
+        fj <- rff_glm(x[tr, ], y[tr], map = m, lambda = l, standardize = FALSE,
+                      control = tight)
+        eta <- predict(fj, x[!tr, ], type = "link")
+        if (is.factor(y)) {
+          -2 * mean((eta - log(rowSums(exp(eta))))[cbind(seq_len(sum(!tr)), as.integer(y[!tr]))])
+        } else {
+          -2 * mean(y[!tr] * eta - log1p(exp(eta)))
+        }
+      }, 0)
+    })
+    expect_equal(f$cvm, unname(rowMeans(dev)), tolerance = 1e-6)
+  }
+})
