@@ -79,7 +79,8 @@ glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, after = N
 
 # The memory (MB) the curvature pairs of a cross-validation's folds may
 # hold between lambdas (glm_cv_path()): 41 MB for 5 folds of 2,000
-# features and 26 classes; rff_glm_apply()'s folds are its chunks.
+# features and 26 classes; rff_glm_apply()'s folds are its chunks. The
+# folds' etas (n x K each) have a budget of the same size.
 fold_pairs_mb <- 256
 
 # The start at lambda `l` of a path from its solutions `s1` at `l1` and
@@ -155,8 +156,11 @@ glm_cv_path <- function(prob, lambda, P, control, folds, measure, progress = FAL
   moved <- prob$family != "poisson"
   # each fold's 10 curvature pairs: 20 coefficient matrices
   own_pairs <- 20 * 8 * k * (prob$D + 1) * prob$K <= fold_pairs_mb * 2^20
-  # each fold's eta (n x K), and the fit on all rows' at the lambda before
-  etas <- lbfgs_in_c(prob, P) && 8 * (k + 1) * prob$n * prob$K <= fold_pairs_mb * 2^20
+  # each fold's eta (n x K), and the fit on all rows' at the lambda before,
+  # kept for the folds' moved starts (a start from the fit on all rows
+  # takes its eta whatever the memory)
+  in_c <- lbfgs_in_c(prob, P)
+  etas <- in_c && 8 * (k + 1) * prob$n * prob$K <= fold_pairs_mb * 2^20
   prev_eta <- NULL
   after <- function(i, theta, mem, eta) {
     for (j in seq_len(k)) {
@@ -167,11 +171,11 @@ glm_cv_path <- function(prob, lambda, P, control, folds, measure, progress = FAL
         if (!is.null(fp$eta)) st_eta <- fp$eta + (eta - prev_eta)
       } else {
         st <- theta
-        if (etas) st_eta <- eta
+        if (in_c) st_eta <- eta
       }
       if (!all(is.finite(st)) || (!is.null(st_eta) && !all(is.finite(st_eta)))) {
         st <- theta
-        st_eta <- if (etas) eta
+        st_eta <- if (in_c) eta
       }
       fit <- glm_path(prob, lambda[i], P, cv_control, w = folds$weights(j),
                       start = array(st, c(dim(theta), 1L)),

@@ -71,12 +71,13 @@
 #' objective are both at most `epsilon` (|F| + 0.1) (`control`), or after
 #' `maxit` iterations, with a warning of class `"rff_convergence"` naming
 #' the lambdas that did not converge. With the default `epsilon = 1e-6`
-#' the objective ends about a millionth of its value above its minimum (up
-#' to tens of times that at the smallest lambdas, where the preconditioner
-#' overestimates the curvature), far below the sampling error of a
-#' deviance; on mlbench::LetterRecognition it took a third of the passes
-#' of 1e-8, for the same lambda and test accuracy. Give a smaller
-#' `epsilon` for coefficients to more digits.
+#' the objective ends at most about a millionth of its value above its
+#' minimum (up to tens of times that at the smallest lambdas, where the
+#' preconditioner overestimates the curvature), far below the sampling
+#' error of a deviance; on mlbench::LetterRecognition the path took a
+#' third of the passes of 1e-8 (the folds two thirds), for the same lambda
+#' and test accuracy. Give a smaller `epsilon` for coefficients to more
+#' digits.
 #'
 #' **Lambda.** With `lambda = NULL` the path has `nlambda` log-spaced values
 #' from lambda_max, the curvature at the start times the total variance of
@@ -90,9 +91,10 @@
 #' such a start could make overflow, from the fit on all rows), with its
 #' own curvature pairs (on mlbench::Vehicle the folds' passes fell from 958
 #' to 342). With cached features its linear predictor is moved the same way
-#' (it is linear in the coefficients), so evaluating a fold's start costs
-#' the product Z'R only, not Z B as well (on mlbench::LetterRecognition the
-#' folds took 21.8 s instead of 27.4 s).
+#' (it is linear in the coefficients; the folds keep theirs while they take
+#' at most 256 MB), so evaluating a fold's start costs the product Z'R
+#' only, not Z B as well (on mlbench::LetterRecognition the folds took
+#' 21.8 s instead of 27.4 s).
 #' A path chosen from the data stops once three consecutive lambdas have
 #' not improved on the smallest CV deviance (smaller lambdas cost the most
 #' iterations and only overfit more), so `lambda` may be shorter than
@@ -297,7 +299,8 @@ check_cache_mb <- function(cache_mb) {
 # The default of `control$epsilon`. On mlbench::LetterRecognition (16,000
 # rows, 26 classes, the default fit) 1e-6 took 136 passes over the rows on
 # the path where 1e-8 took 390 (and the folds, at their cap of 1e-4, 191
-# where 296), with the same lambda_best and test accuracy (95.13%);
+# where at 1e-5 they took 296), with the same lambda_best and test
+# accuracy (95.13%);
 # bench/RESULTS-defaults.md. glmnet's default `thresh` is 1e-7.
 glm_epsilon <- 1e-6
 
