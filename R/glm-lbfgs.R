@@ -206,8 +206,8 @@ lbfgs_span <- function(prob, th, lambda, P, w, W, control, mem, cur) {
   sc <- precond_scales(P, lambda)
   pairs <- function(l) matrix(unlist(l), ncol = length(l))
   cm <- if (length(mem$S)) list(S = pairs(mem$S), Y = pairs(mem$Y), lambda = mem$lambda)
+  # an eta alone comes with g NULL, and C then evaluates the start from it
   cc <- if (!is.null(cur)) list(f = cur$f, g = cur$g, eta = cur$eta, loss = cur$loss)
-  if (!is.null(cc) && is.null(cc$g)) cc <- list(eta = cur$eta)
   r <- .Call(C_rff_glm_lbfgs, prob$Z, prob$y, prob$family, prob$offset,
              if (is.null(w)) prob$weights else w, W, th, lambda, sc$inv_mu,
              sc$inv_den, P$U, P$zbar, prob$intercept, control, cm, cc, prob$threads)

@@ -165,15 +165,13 @@ glm_cv_path <- function(prob, lambda, P, control, folds, measure, progress = FAL
   after <- function(i, theta, mem, eta) {
     for (j in seq_len(k)) {
       fp <- fold_prev[[j]]
-      st_eta <- NULL
+      st <- st_eta <- NULL
       if (moved && !is.null(fp)) {
         st <- fp$theta + (theta - prev)
         if (!is.null(fp$eta)) st_eta <- fp$eta + (eta - prev_eta)
-      } else {
-        st <- theta
-        if (in_c) st_eta <- eta
+        if (!all(is.finite(st)) || (!is.null(st_eta) && !all(is.finite(st_eta)))) st <- NULL
       }
-      if (!all(is.finite(st)) || (!is.null(st_eta) && !all(is.finite(st_eta)))) {
+      if (is.null(st)) {  # from the fit on all rows
         st <- theta
         st_eta <- if (in_c) eta
       }
