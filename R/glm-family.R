@@ -138,20 +138,38 @@ glm_measures <- list(binomial = c("deviance", "class", "auc"),
                      poisson = c("deviance", "mse"))
 
 # The held-out measure of rows `rows` of a fit made without them, from its
-# linear predictor `eta` (all rows).
+# linear predictor `eta` (all rows): the weighted mean of the rows' values
+# (glm_row_values()), or the AUC.
 glm_measure <- function(prob, eta, rows, measure) {
   y <- prob$y[rows]
   w <- prob$w[rows]
   e <- eta[rows, , drop = FALSE]
+  if (measure == "auc") return(weighted_auc(y, e[, 1L], w))
+  sum(w * glm_row_values(prob$family, y, e, measure)) / sum(w)
+}
+
+# The standard error of glm_measure() as the weighted mean of the held-out
+# rows' values, sqrt(n / (n - 1) sum w^2 (v - m)^2) / sum w over the n rows
+# of positive weight (sd(v) / sqrt(n) for equal weights); NA for the AUC
+# and for fewer than two rows.
+glm_measure_se <- function(prob, eta, rows, measure) {
+  w <- prob$w[rows]
+  n <- sum(w > 0)
+  if (measure == "auc" || n < 2L) return(NA_real_)
+  v <- glm_row_values(prob$family, prob$y[rows], eta[rows, , drop = FALSE], measure)
+  m <- sum(w * v) / sum(w)
+  sqrt(n / (n - 1) * sum(w^2 * (v - m)^2)) / sum(w)
+}
+
+# Each row's value of a measure other than the AUC, from its eta.
+glm_row_values <- function(family, y, e, measure) {
   switch(measure,
-         deviance = sum(w * glm_row_deviance(prob$family, y, e)) / sum(w),
+         deviance = glm_row_deviance(family, y, e),
          class = {
-           cls <- glm_class(prob$family, e)
-           truth <- if (prob$family == "binomial") y + 1L else y
-           sum(w * (cls != truth)) / sum(w)
+           truth <- if (family == "binomial") y + 1L else y
+           (glm_class(family, e) != truth) + 0
          },
-         auc = weighted_auc(y, e[, 1L], w),
-         mse = sum(w * (y - exp(e[, 1L]))^2) / sum(w))
+         mse = (y - exp(e[, 1L]))^2)
 }
 
 # The index of the best lambda by a CV measure (AUC: the largest).

@@ -99,18 +99,20 @@ glm_wsum <- function(prob, w) {
 # The folds of a cross-validation of rows in memory, by `foldid`: their
 # number k, the held-out weight of each, the training weights of fold j
 # (the held-out rows weighted 0: nothing is copied and the passes are the
-# same) and the held-out measure of a fit of fold j (from its eta). A
-# problem whose rows live elsewhere (rff_glm_apply()) makes its own, with
-# the same fields.
-glm_row_folds <- function(prob, foldid) {
-  held <- lapply(seq_len(max(foldid)), function(j) which(foldid == j))
+# same), the held-out measure of a fit of fold j (from its eta) and its
+# standard error over the held-out rows. With `holdout`, only fold 1 is
+# held out (k = 1): a validation on one held-out set. A problem whose rows
+# live elsewhere (rff_glm_apply()) makes its own, with the same fields.
+glm_row_folds <- function(prob, foldid, holdout = FALSE) {
+  held <- lapply(seq_len(if (holdout) 1L else max(foldid)), function(j) which(foldid == j))
   list(k = length(held), wsum = vapply(held, function(h) sum(prob$w[h]), 0),
        weights = function(j) {
          w <- prob$w
          w[held[[j]]] <- 0
          w
        },
-       measure = function(j, fit, measure) glm_measure(prob, fit$eta, held[[j]], measure))
+       measure = function(j, fit, measure) glm_measure(prob, fit$eta, held[[j]], measure),
+       se = function(j, fit, measure) glm_measure_se(prob, fit$eta, held[[j]], measure))
 }
 
 # The path on all rows with its k-fold cross-validation over `folds`
@@ -133,6 +135,8 @@ glm_row_folds <- function(prob, foldid) {
 # which changes no probability), while the folds' etas fit in
 # fold_pairs_mb too. With `stop_early`, the path stops
 # once three consecutive lambdas have not improved on the best CV measure.
+# With one fold (a held-out set, glm_row_folds(holdout = TRUE)), cvsd is
+# the standard error of the measure over the held-out rows.
 # Returns the path (`full`) and cvm, cvsd per lambda.
 glm_cv_path <- function(prob, lambda, P, control, folds, measure, progress = FALSE,
                         stop_early = FALSE) {
@@ -148,8 +152,11 @@ glm_cv_path <- function(prob, lambda, P, control, folds, measure, progress = FAL
   # the progress of the path: a lambda costs more passes the smaller it is
   # (about 5 times the first at the last, measured on the default path)
   work <- cumsum(1 + 4 * (seq_len(L) - 1) / max(L - 1, 1))
-  pb <- progress_stage(sprintf("cross-validation over lambda (%d folds)", k), work[L],
+  one_set <- k == 1L && !is.null(folds$se)
+  pb <- progress_stage(if (one_set) "validation over lambda (one held-out set)" else
+                         sprintf("cross-validation over lambda (%d folds)", k), work[L],
                        progress && L > 1L)
+  se <- rep(NA_real_, L)
   on.exit(pb$close(), add = TRUE)
   prev <- NULL
   fold_prev <- vector("list", k)
@@ -182,10 +189,12 @@ glm_cv_path <- function(prob, lambda, P, control, folds, measure, progress = FAL
                               mem = if (own_pairs) fit$mem, eta = if (etas) fit$eta)
       conv <<- conv && all(fit$converged)
       vals[j, i] <<- folds$measure(j, fit, measure)
+      if (one_set) se[i] <<- folds$se(j, fit, measure)
     }
     prev <<- theta
     prev_eta <<- if (etas) eta
-    curve <- cv_curve(vals[, i, drop = FALSE], wj)
+    curve <- if (one_set) list(cvm = vals[1L, i], cvsd = se[i]) else
+      cv_curve(vals[, i, drop = FALSE], wj)
     cvm[i] <<- curve$cvm
     cvsd[i] <<- curve$cvsd
     pb$set(work[i])
