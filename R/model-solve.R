@@ -345,27 +345,26 @@ loo_path <- function(sys, p, map, x, y, weights, chunk_size, threads, row_errors
     e$u[, rep(rs, each = L), drop = FALSE] * G[, rep(seq_len(L), length(rs)), drop = FALSE]
   }
   Ms <- if (8 * as.double(nrow(G)) * L * q <= loo_groups_mb * 2^20) lapply(groups, group_m)
+  if (!is.double(y)) storage.mode(y) <- "double"
+  ybar <- if (!is.null(sys$ybar)) as.double(sys$ybar)
+  groups <- lapply(groups, as.integer)
   add_rows <- function(rows, P) {
+    rows <- as.integer(rows)
     b <- length(rows)
     w <- if (is.null(weights)) rep(1, b) else weights[rows]
     # the products on `threads` cores (and rff's own kernel, rff_blas_info())
     h <- w * (.Call(C_rff_ridge_project, P^2, G, threads) +
                 if (is.null(sys$zbar)) 0 else 1 / sys$w)
-    bad <- h >= 1 - 1e-12
     for (gi in seq_along(groups)) {
       rs <- groups[[gi]]
-      nr <- length(rs)
       f <- .Call(C_rff_ridge_project, P, if (is.null(Ms)) group_m(rs) else Ms[[gi]], threads)
-      if (!is.null(sys$ybar)) f <- f + rep(sys$ybar[rs], each = b * L)
-      res <- (y[rows, rep(rs, each = L), drop = FALSE] - f) / as.vector(1 - h)
-      res[rep(bad, nr)] <- Inf
-      sq <- w * res^2
-      out[, rs] <<- out[, rs] + colSums(sq)
-      if (row_errors) {
-        for (j in seq_len(nr)) {
-          per_row[rows, ] <<- per_row[rows, ] + sq[, (j - 1L) * L + seq_len(L), drop = FALSE]
-        }
-      }
+      # sum w ((y - ybar - f) / (1 - h))^2 over the rows, for each lambda and
+      # response (infinite where h >= 1 - 1e-12), in C: without the b x L nr
+      # residuals R would make
+      s <- .Call(C_rff_loo_block, f, y, rows, rs, w, h, ybar,
+                 if (row_errors) per_row[rows, , drop = FALSE])
+      out[, rs] <<- out[, rs] + s[[1L]]
+      if (row_errors) per_row[rows, ] <<- s[[2L]]
     }
   }
   if (!is.null(e$rows)) {

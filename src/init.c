@@ -17,6 +17,7 @@ static const R_CallMethodDef CallEntries[] = {
     CALLDEF(rff_gram_eigen, 4),
     CALLDEF(rff_ridge_project, 3),
     CALLDEF(rff_rows_product, 4),
+    CALLDEF(rff_loo_block, 8),
     CALLDEF(rff_ridge_thin_products, 3),
     CALLDEF(rff_glm_pass, 12),
     CALLDEF(rff_glm_lbfgs, 17),

@@ -352,6 +352,8 @@ SEXP rff_ridge_eigen(SEXP A, SEXP threads);
 SEXP rff_gram_eigen(SEXP K, SEXP rel_tol, SEXP threads, SEXP low_rank);
 SEXP rff_ridge_project(SEXP a, SEXP b, SEXP threads);
 SEXP rff_rows_product(SEXP a, SEXP b, SEXP trans, SEXP threads);
+SEXP rff_loo_block(SEXP f, SEXP y, SEXP rows, SEXP cols, SEXP w, SEXP h, SEXP ybar,
+                   SEXP acc);
 SEXP rff_ridge_thin_products(SEXP a, SEXP b, SEXP threads);
 SEXP rff_ard_gradient(SEXP x, SEXP map, SEXP dz, SEXP zbar, SEXP G, SEXP g,
                       SEXP yc, SEXP weights, SEXP chunk_size, SEXP threads);

@@ -19,10 +19,12 @@ with_products <- function(route, code) {
 test_that("the own kernel computes op(a) op(b) + beta c for every shape and transpose", {
   skip_if_not(has_own(), "no own kernel here (it needs x86-64 with AVX2 and FMA)")
   set.seed(1)
-  # sizes around the register block (8 x 6), the row panel (128) and the
-  # inner panel (256 terms)
+  # sizes around the register block (8 x 6), the row panel (128), the
+  # inner panel (256 terms) and the narrow products (at most 64 columns of
+  # c, which read a in place)
   shapes <- rbind(c(1, 1, 1), c(7, 5, 3), c(8, 6, 256), c(9, 7, 257), c(13, 1, 40),
-                  c(130, 131, 300), c(257, 20, 513), c(3, 200, 0))
+                  c(130, 131, 300), c(257, 20, 513), c(3, 200, 0), c(45, 64, 300),
+                  c(19, 65, 10))
   for (s in seq_len(nrow(shapes))) {
     m <- shapes[s, 1]; n <- shapes[s, 2]; k <- shapes[s, 3]
     A <- matrix(rnorm(m * k), m, k)
@@ -37,6 +39,26 @@ test_that("the own kernel computes op(a) op(b) + beta c for every shape and tran
       expect_equal(own_product(a, b, ta, tb, beta = 1, c = C), C + A %*% B, tolerance = 1e-13)
       expect_equal(own_product(a, b, ta, tb, beta = -2.5, c = C), -2.5 * C + A %*% B,
                    tolerance = 1e-13)
+    }
+  }
+})
+
+test_that("narrow products sum each entry as the general kernel does", {
+  skip_if_not(has_own(), "no own kernel here (it needs x86-64 with AVX2 and FMA)")
+  # c with 64 columns reads a in place, with 65 it packs a: the first 64
+  # columns are the same to the last bit, whatever the transposes
+  set.seed(9)
+  for (mk in list(c(37, 300), c(257, 513), c(8, 7))) {
+    m <- mk[1]; k <- mk[2]
+    A <- matrix(rnorm(m * k), m, k)
+    B <- matrix(rnorm(k * 65), k, 65)
+    for (ta in c(FALSE, TRUE)) for (tb in c(FALSE, TRUE)) {
+      a <- if (ta) t(A) else A
+      wide <- own_product(a, if (tb) t(B) else B, ta, tb)
+      narrow <- own_product(a, if (tb) t(B[, 1:64]) else B[, 1:64], ta, tb)
+      expect_identical(narrow, wide[, 1:64], info = paste(m, k, ta, tb))
+      one <- own_product(a, if (tb) t(B[, 7, drop = FALSE]) else B[, 7, drop = FALSE], ta, tb)
+      expect_identical(one, wide[, 7, drop = FALSE], info = paste(m, k, ta, tb))
     }
   }
 })
