@@ -54,6 +54,43 @@ int rff_gemm_available(void)
 
 #ifdef RFF_GEMM_AVX2
 
+/* The register block of the kernels below: 8 x 6 entries of c in twelve
+   registers (c<column><half>); a step adds the 8 entries at `a` times each
+   of the 6 numbers at b0..b5, one FMA per entry; the block is stored to t
+   column by column. */
+#define GEMM_BLOCK_ZERO                                                        \
+    __m256d c00 = _mm256_setzero_pd(), c01 = _mm256_setzero_pd();              \
+    __m256d c10 = _mm256_setzero_pd(), c11 = _mm256_setzero_pd();              \
+    __m256d c20 = _mm256_setzero_pd(), c21 = _mm256_setzero_pd();              \
+    __m256d c30 = _mm256_setzero_pd(), c31 = _mm256_setzero_pd();              \
+    __m256d c40 = _mm256_setzero_pd(), c41 = _mm256_setzero_pd();              \
+    __m256d c50 = _mm256_setzero_pd(), c51 = _mm256_setzero_pd()
+#define GEMM_BLOCK_COL(c0, c1, bp)                                             \
+    do {                                                                       \
+        const __m256d b_ = _mm256_broadcast_sd(bp);                            \
+        c0 = _mm256_fmadd_pd(a0_, b_, c0);                                     \
+        c1 = _mm256_fmadd_pd(a1_, b_, c1);                                     \
+    } while (0)
+#define GEMM_BLOCK_STEP(a, b0, b1, b2, b3, b4, b5)                             \
+    do {                                                                       \
+        const __m256d a0_ = _mm256_loadu_pd(a), a1_ = _mm256_loadu_pd((a) + 4); \
+        GEMM_BLOCK_COL(c00, c01, b0);                                          \
+        GEMM_BLOCK_COL(c10, c11, b1);                                          \
+        GEMM_BLOCK_COL(c20, c21, b2);                                          \
+        GEMM_BLOCK_COL(c30, c31, b3);                                          \
+        GEMM_BLOCK_COL(c40, c41, b4);                                          \
+        GEMM_BLOCK_COL(c50, c51, b5);                                          \
+    } while (0)
+#define GEMM_BLOCK_STORE(t)                                                    \
+    do {                                                                       \
+        _mm256_storeu_pd(t, c00); _mm256_storeu_pd((t) + 4, c01);              \
+        _mm256_storeu_pd((t) + 8, c10); _mm256_storeu_pd((t) + 12, c11);       \
+        _mm256_storeu_pd((t) + 16, c20); _mm256_storeu_pd((t) + 20, c21);      \
+        _mm256_storeu_pd((t) + 24, c30); _mm256_storeu_pd((t) + 28, c31);      \
+        _mm256_storeu_pd((t) + 32, c40); _mm256_storeu_pd((t) + 36, c41);      \
+        _mm256_storeu_pd((t) + 40, c50); _mm256_storeu_pd((t) + 44, c51);      \
+    } while (0)
+
 /* Rows i0..i0+mc of op(a), inner terms p0..p0+kc, into panels of GEMM_MR
    rows: element (i0 + b GEMM_MR + ii, p0 + r) at out[(b kc + r) GEMM_MR +
    ii], rows past mc zero. op(a) = a' when ta (a is k x m), else a. */
@@ -113,34 +150,12 @@ __attribute__((target("avx2,fma")))
 static void micro(int kc, const double *pa, const double *pb, double *c,
                   int ldc, int mi, int nj, int d)
 {
-    __m256d c00 = _mm256_setzero_pd(), c01 = _mm256_setzero_pd();
-    __m256d c10 = _mm256_setzero_pd(), c11 = _mm256_setzero_pd();
-    __m256d c20 = _mm256_setzero_pd(), c21 = _mm256_setzero_pd();
-    __m256d c30 = _mm256_setzero_pd(), c31 = _mm256_setzero_pd();
-    __m256d c40 = _mm256_setzero_pd(), c41 = _mm256_setzero_pd();
-    __m256d c50 = _mm256_setzero_pd(), c51 = _mm256_setzero_pd();
+    GEMM_BLOCK_ZERO;
     for (int r = 0; r < kc; r++, pa += GEMM_MR, pb += GEMM_NR) {
-        const __m256d a0 = _mm256_loadu_pd(pa), a1 = _mm256_loadu_pd(pa + 4);
-        __m256d b = _mm256_broadcast_sd(pb);
-        c00 = _mm256_fmadd_pd(a0, b, c00); c01 = _mm256_fmadd_pd(a1, b, c01);
-        b = _mm256_broadcast_sd(pb + 1);
-        c10 = _mm256_fmadd_pd(a0, b, c10); c11 = _mm256_fmadd_pd(a1, b, c11);
-        b = _mm256_broadcast_sd(pb + 2);
-        c20 = _mm256_fmadd_pd(a0, b, c20); c21 = _mm256_fmadd_pd(a1, b, c21);
-        b = _mm256_broadcast_sd(pb + 3);
-        c30 = _mm256_fmadd_pd(a0, b, c30); c31 = _mm256_fmadd_pd(a1, b, c31);
-        b = _mm256_broadcast_sd(pb + 4);
-        c40 = _mm256_fmadd_pd(a0, b, c40); c41 = _mm256_fmadd_pd(a1, b, c41);
-        b = _mm256_broadcast_sd(pb + 5);
-        c50 = _mm256_fmadd_pd(a0, b, c50); c51 = _mm256_fmadd_pd(a1, b, c51);
+        GEMM_BLOCK_STEP(pa, pb, pb + 1, pb + 2, pb + 3, pb + 4, pb + 5);
     }
     double t[GEMM_NR * GEMM_MR];
-    _mm256_storeu_pd(t, c00); _mm256_storeu_pd(t + 4, c01);
-    _mm256_storeu_pd(t + 8, c10); _mm256_storeu_pd(t + 12, c11);
-    _mm256_storeu_pd(t + 16, c20); _mm256_storeu_pd(t + 20, c21);
-    _mm256_storeu_pd(t + 24, c30); _mm256_storeu_pd(t + 28, c31);
-    _mm256_storeu_pd(t + 32, c40); _mm256_storeu_pd(t + 36, c41);
-    _mm256_storeu_pd(t + 40, c50); _mm256_storeu_pd(t + 44, c51);
+    GEMM_BLOCK_STORE(t);
     for (int jj = 0; jj < nj; jj++) {
         const int top = jj + d + 1 < mi ? jj + d + 1 : mi;
         double *cj = c + (size_t) jj * ldc;
@@ -157,35 +172,13 @@ __attribute__((target("avx2,fma")))
 static void micro_rows(int kc, const double *a, int lda, const double *pb, double *c,
                        int ldc, int nj)
 {
-    __m256d c00 = _mm256_setzero_pd(), c01 = _mm256_setzero_pd();
-    __m256d c10 = _mm256_setzero_pd(), c11 = _mm256_setzero_pd();
-    __m256d c20 = _mm256_setzero_pd(), c21 = _mm256_setzero_pd();
-    __m256d c30 = _mm256_setzero_pd(), c31 = _mm256_setzero_pd();
-    __m256d c40 = _mm256_setzero_pd(), c41 = _mm256_setzero_pd();
-    __m256d c50 = _mm256_setzero_pd(), c51 = _mm256_setzero_pd();
+    GEMM_BLOCK_ZERO;
     for (int r = 0; r < kc; r++, a += lda, pb += GEMM_NR) {
         _mm_prefetch((const char *) (a + 2 * GEMM_MR), _MM_HINT_T0);
-        const __m256d a0 = _mm256_loadu_pd(a), a1 = _mm256_loadu_pd(a + 4);
-        __m256d b = _mm256_broadcast_sd(pb);
-        c00 = _mm256_fmadd_pd(a0, b, c00); c01 = _mm256_fmadd_pd(a1, b, c01);
-        b = _mm256_broadcast_sd(pb + 1);
-        c10 = _mm256_fmadd_pd(a0, b, c10); c11 = _mm256_fmadd_pd(a1, b, c11);
-        b = _mm256_broadcast_sd(pb + 2);
-        c20 = _mm256_fmadd_pd(a0, b, c20); c21 = _mm256_fmadd_pd(a1, b, c21);
-        b = _mm256_broadcast_sd(pb + 3);
-        c30 = _mm256_fmadd_pd(a0, b, c30); c31 = _mm256_fmadd_pd(a1, b, c31);
-        b = _mm256_broadcast_sd(pb + 4);
-        c40 = _mm256_fmadd_pd(a0, b, c40); c41 = _mm256_fmadd_pd(a1, b, c41);
-        b = _mm256_broadcast_sd(pb + 5);
-        c50 = _mm256_fmadd_pd(a0, b, c50); c51 = _mm256_fmadd_pd(a1, b, c51);
+        GEMM_BLOCK_STEP(a, pb, pb + 1, pb + 2, pb + 3, pb + 4, pb + 5);
     }
     double t[GEMM_NR * GEMM_MR];
-    _mm256_storeu_pd(t, c00); _mm256_storeu_pd(t + 4, c01);
-    _mm256_storeu_pd(t + 8, c10); _mm256_storeu_pd(t + 12, c11);
-    _mm256_storeu_pd(t + 16, c20); _mm256_storeu_pd(t + 20, c21);
-    _mm256_storeu_pd(t + 24, c30); _mm256_storeu_pd(t + 28, c31);
-    _mm256_storeu_pd(t + 32, c40); _mm256_storeu_pd(t + 36, c41);
-    _mm256_storeu_pd(t + 40, c50); _mm256_storeu_pd(t + 44, c51);
+    GEMM_BLOCK_STORE(t);
     for (int jj = 0; jj < nj; jj++) {
         double *cj = c + (size_t) jj * ldc;
         for (int ii = 0; ii < GEMM_MR; ii++) cj[ii] += t[jj * GEMM_MR + ii];
@@ -202,37 +195,15 @@ __attribute__((target("avx2,fma")))
 static void micro_cols(int kc, const double *pb, const double *a, int lda, double *c,
                        int ldc, int ni, int mj)
 {
-    __m256d c00 = _mm256_setzero_pd(), c01 = _mm256_setzero_pd();
-    __m256d c10 = _mm256_setzero_pd(), c11 = _mm256_setzero_pd();
-    __m256d c20 = _mm256_setzero_pd(), c21 = _mm256_setzero_pd();
-    __m256d c30 = _mm256_setzero_pd(), c31 = _mm256_setzero_pd();
-    __m256d c40 = _mm256_setzero_pd(), c41 = _mm256_setzero_pd();
-    __m256d c50 = _mm256_setzero_pd(), c51 = _mm256_setzero_pd();
+    GEMM_BLOCK_ZERO;
     /* columns past mj read column 0 again; their sums are not stored */
     const double *z[GEMM_NR];
     for (int jj = 0; jj < GEMM_NR; jj++) z[jj] = a + (jj < mj ? (size_t) jj * lda : 0);
     for (int r = 0; r < kc; r++, pb += GEMM_MR) {
-        const __m256d a0 = _mm256_loadu_pd(pb), a1 = _mm256_loadu_pd(pb + 4);
-        __m256d b = _mm256_broadcast_sd(z[0] + r);
-        c00 = _mm256_fmadd_pd(a0, b, c00); c01 = _mm256_fmadd_pd(a1, b, c01);
-        b = _mm256_broadcast_sd(z[1] + r);
-        c10 = _mm256_fmadd_pd(a0, b, c10); c11 = _mm256_fmadd_pd(a1, b, c11);
-        b = _mm256_broadcast_sd(z[2] + r);
-        c20 = _mm256_fmadd_pd(a0, b, c20); c21 = _mm256_fmadd_pd(a1, b, c21);
-        b = _mm256_broadcast_sd(z[3] + r);
-        c30 = _mm256_fmadd_pd(a0, b, c30); c31 = _mm256_fmadd_pd(a1, b, c31);
-        b = _mm256_broadcast_sd(z[4] + r);
-        c40 = _mm256_fmadd_pd(a0, b, c40); c41 = _mm256_fmadd_pd(a1, b, c41);
-        b = _mm256_broadcast_sd(z[5] + r);
-        c50 = _mm256_fmadd_pd(a0, b, c50); c51 = _mm256_fmadd_pd(a1, b, c51);
+        GEMM_BLOCK_STEP(pb, z[0] + r, z[1] + r, z[2] + r, z[3] + r, z[4] + r, z[5] + r);
     }
     double t[GEMM_NR * GEMM_MR];
-    _mm256_storeu_pd(t, c00); _mm256_storeu_pd(t + 4, c01);
-    _mm256_storeu_pd(t + 8, c10); _mm256_storeu_pd(t + 12, c11);
-    _mm256_storeu_pd(t + 16, c20); _mm256_storeu_pd(t + 20, c21);
-    _mm256_storeu_pd(t + 24, c30); _mm256_storeu_pd(t + 28, c31);
-    _mm256_storeu_pd(t + 32, c40); _mm256_storeu_pd(t + 36, c41);
-    _mm256_storeu_pd(t + 40, c50); _mm256_storeu_pd(t + 44, c51);
+    GEMM_BLOCK_STORE(t);
     for (int ii = 0; ii < ni; ii++) {
         double *ci = c + (size_t) ii * ldc;
         for (int jj = 0; jj < mj; jj++) ci[jj] += t[jj * GEMM_MR + ii];
