@@ -246,3 +246,41 @@ test_that("the leave-one-out projections of a block of rows equal base R's produ
   expect_identical(dim(.Call(rff:::C_rff_ridge_project, Z[, 0], V[0, ], 1L)), c(300L, 260L))
   expect_error(.Call(rff:::C_rff_ridge_project, Z, t(V), 1L), "rows")
 })
+
+test_that("the leave-one-out sums of a block of rows are those of base R", {
+  # rows 2..5 of y, responses 3 and 1, 3 lambdas; leverages times the
+  # weights, one of them at 1 (an infinite error), a row of weight 0
+  set.seed(71)
+  b <- 4; L <- 3
+  y <- matrix(rnorm(8 * 3), 8, 3)
+  rows <- 2:5
+  cols <- c(3L, 1L)
+  f <- matrix(rnorm(b * L * 2), b, L * 2)
+  w <- c(1, 2.5, 0, 0.5)
+  h <- w * matrix(runif(b * L, 0, 0.4), b, L)
+  h[2, 3] <- 1
+  ybar <- c(0.3, -1, 2)
+  acc <- matrix(rnorm(b * L), b, L)
+  got <- .Call(rff:::C_rff_loo_block, f, y, rows, cols, w, h, ybar, acc)
+  sse <- numeric(L * 2)
+  per_row <- acc
+  for (j in 1:2) for (l in 1:L) {
+    res <- (y[rows, cols[j]] - ybar[cols[j]] - f[, (j - 1) * L + l]) / (1 - h[, l])
+    res[h[, l] >= 1 - 1e-12] <- Inf
+    sse[(j - 1) * L + l] <- sum(w * res^2)
+    per_row[, l] <- per_row[, l] + w * res^2
+  }
+  expect_equal(got[[1L]], sse, tolerance = 1e-14)
+  expect_equal(got[[2L]], per_row, tolerance = 1e-14)
+  expect_identical(got[[1L]][6], Inf)
+  # without means or per-row sums
+  got0 <- .Call(rff:::C_rff_loo_block, f, y, rows, cols, w, h, NULL, NULL)
+  expect_null(got0[[2L]])
+  expect_equal(got0[[1L]][1], sum(w * ((y[rows, 3] - f[, 1]) / (1 - h[, 1]))^2),
+               tolerance = 1e-14)
+  expect_error(.Call(rff:::C_rff_loo_block, f, y, c(2L, 3L, 4L, 9L), cols, w, h, NULL, NULL),
+               "rows")
+  expect_error(.Call(rff:::C_rff_loo_block, f, y, rows, c(1L, 4L), w, h, NULL, NULL), "cols")
+  expect_error(.Call(rff:::C_rff_loo_block, f[, 1:5], y, rows, cols, w, h, NULL, NULL),
+               "dimensions")
+})
