@@ -53,6 +53,22 @@ test_that("holdout: weights act through their proportions, rows of weight zero a
                 weights = rep(3, 200), control = tight)
   expect_equal(f3$cvm, f1$cvm, tolerance = 1e-8)
   expect_equal(f3$cvsd, f1$cvsd, tolerance = 1e-8)
+  # unequal weights: the weighted mean of the held-out rows' deviances, and
+  # its standard error as the sd of its influence values n w (d - mean) /
+  # sum(w) over sqrt(n)
+  fw <- rff_glm(d$x, d$yb, map = m, lambda = lam, foldid = foldid, holdout = TRUE,
+                weights = d$w, standardize = FALSE, control = tight)
+  wh <- d$w[h]
+  dev <- vapply(lam, function(l) {
+    fj <- rff_glm(d$x[-h, ], d$yb[-h], map = m, lambda = l, weights = d$w[-h],
+                  standardize = FALSE, control = tight)
+    row_deviance(fj, d$x, d$yb, h)
+  }, numeric(length(h)))
+  mw <- colSums(wh * dev) / sum(wh)
+  expect_equal(fw$cvm, unname(mw), tolerance = 1e-6)
+  infl <- length(h) * wh * sweep(dev, 2, mw) / sum(wh)
+  expect_equal(fw$cvsd, unname(apply(infl, 2, sd)) / sqrt(length(h)), tolerance = 1e-6)
+  expect_gt(min(abs(fw$cvsd / f1$cvsd - 1)), 1e-3)
   # held-out rows of weight zero: the mean and its standard error over the others
   w <- rep(1, 200)
   w[h[1:10]] <- 0
