@@ -286,7 +286,7 @@ plot.rff_glm <- function(x, y, type = c("criterion", "relevance"), ...) {
     lo <- x$cvm - x$cvsd
     hi <- x$cvm + x$cvsd
     graphics::plot(lam[o], x$cvm[o], log = "x", type = "b", pch = 20,
-                   ylim = range(lo, hi, finite = TRUE), xlab = expression(lambda),
+                   ylim = range(x$cvm, lo, hi, finite = TRUE), xlab = expression(lambda),
                    ylab = paste(if (is.null(x$holdout)) "CV" else "held-out",
                                 glm_measure_label(x)),
                    main = if (is.null(x$holdout)) sprintf("%d-fold cross-validation", x$folds)

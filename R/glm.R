@@ -154,13 +154,15 @@
 #' @param lambda `NULL` (a path of `nlambda` values) or non-negative
 #'   values.
 #' @param folds Folds of the cross-validation that chooses `lambda_best`
-#'   on a path (at least 2).
+#'   on a path (at least 2); with `holdout`, the rows of the first fold
+#'   (a `folds`-th of them) are held out.
 #' @param foldid Optional fold of each row (integers 1..k); overrides
 #'   `folds`.
 #' @param holdout Whether `lambda_best` is chosen on the rows of fold 1
 #'   held out (a validation set) rather than by cross-validation over all
 #'   folds. `NULL` (the default): on more than 10,000 rows when `foldid` is
-#'   not given. See Details (Lambda).
+#'   not given and fold 1 has at least two rows of positive weight. See
+#'   Details (Lambda).
 #' @param cache_mb Memory, in megabytes, the n x D feature matrix may take
 #'   to be cached for the passes; default `getOption("rff.cache_mb", 1024)`.
 #'   `0` streams every pass (memory O(`chunk_size` D + D^2) whatever n).
@@ -177,7 +179,9 @@
 #'   L, or D x K x L for the multinomial family), `intercept` (L, or K x L),
 #'   `lambda`, `deviance` (training deviance at each lambda),
 #'   `null.deviance`, `iterations`, `converged`, `cvm`/`cvsd`
-#'   (cross-validated deviance per row and its standard error, or `NULL`),
+#'   (cross-validated deviance per row and its standard error; with
+#'   `holdout`, the held-out rows' mean deviance and its standard error; or
+#'   `NULL`),
 #'   `folds`, `holdout` (the number of held-out rows that chose
 #'   `lambda_best`, or `NULL` after a cross-validation),
 #'   `lambda_best`, `best`, `family`, `levels` (the classes; the second is
@@ -233,8 +237,10 @@ rff_glm.default <- function(x, y, family = c("binomial", "multinomial", "poisson
                  progress, list(...), "rff_glm")
   L_given <- length(g$path$lambda)
   cv <- is.null(g$path$lambda) || L_given > 1L
+  holdout_given <- !is.null(holdout)
   if (is.null(holdout)) holdout <- is.null(foldid) && nrow(g$x) > glm_holdout_rows
   foldid <- if (cv) check_foldid(foldid, folds, nrow(g$x)) else NULL
+  if (cv && holdout) holdout <- glm_holdout_usable(g, foldid, holdout_given)
   st <- progress_stage("fit")
   r <- glm_fit_candidate(g, g$map, foldid, "deviance", stop_early = TRUE,
                          holdout = holdout)
@@ -330,6 +336,20 @@ glm_epsilon <- 1e-6
 # standard error of 5% of itself; bench/RESULTS-defaults.md.
 glm_holdout_rows <- 10000
 
+# Whether fold 1 of `foldid` can measure the fits as a held-out set: at
+# least two rows of positive weight. Otherwise `holdout = TRUE` (`given`) is
+# an error and the default cross-validates over all folds.
+glm_holdout_usable <- function(g, foldid, given) {
+  held <- if (is.null(g$weights)) sum(foldid == 1L) else sum(g$weights[foldid == 1L] > 0)
+  if (held >= 2L) return(TRUE)
+  if (given) {
+    rff_abort("holdout", sprintf(
+      "`holdout = TRUE` needs at least 2 rows of positive weight in fold 1 to hold out, but it has %d",
+      held))
+  }
+  FALSE
+}
+
 check_glm_control <- function(control) {
   if (!is.list(control)) {
     rff_abort("control", sprintf("`control` must be a list, got %s", show_value(control)))
@@ -363,7 +383,9 @@ glm_auto_lengthscale <- function(g, mm) {
   # the progress plan after the search: the GLM's path and its folds (as
   # many as rff_glm()'s default)
   L <- if (is.null(g$path$lambda)) g$path$nlambda else length(g$path$lambda)
-  s <- select_lengthscale(m, fit_rows, after = glm_cost(nrow(g$x), mm$map$D, g$K, 5L, L))
+  # (one held-out fold on more than glm_holdout_rows rows, by default)
+  nf <- if (nrow(g$x) > glm_holdout_rows) 1L else 5L
+  s <- select_lengthscale(m, fit_rows, after = glm_cost(nrow(g$x), mm$map$D, g$K, nf, L))
   if (isTRUE(mm$ard)) {
     ard_st <- ard_stage(nrow(m$x), mm$map$D)
     s <- ard_select(m, s, fit_rows, TRUE, g$chunk_size, g$threads)

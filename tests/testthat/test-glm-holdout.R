@@ -116,6 +116,21 @@ test_that("by default, more than 10,000 rows choose lambda on a held-out fifth",
   f0 <- rff_glm(x[-1, ], y[-1], map = m, lambda = lam)
   expect_null(f0$holdout)
   expect_identical(f0$folds, 5L)
+  # fold 1 without rows of positive weight: the default cross-validates,
+  # and holdout = TRUE is an error
+  w <- ifelse(fid == 1L, 0, 1)
+  set.seed(1)
+  fw <- rff_glm(x, y, map = m, lambda = lam, weights = w)
+  expect_null(fw$holdout)
+  expect_identical(fw$folds, 5L)
+  expect_true(all(is.finite(fw$cvm)))
+  set.seed(1)
+  expect_rff_error(rff_glm(x, y, map = m, lambda = lam, weights = w, holdout = TRUE),
+                   "holdout", "at least 2 rows of positive weight in fold 1")
+  w[which(fid == 1L)[1]] <- 1
+  set.seed(1)
+  expect_rff_error(rff_glm(x, y, map = m, lambda = lam, weights = w, holdout = TRUE),
+                   "holdout", "has 1")
 })
 
 test_that("a held-out set is reported as such", {
@@ -127,6 +142,10 @@ test_that("a held-out set is reported as such", {
   expect_output(print(summary(f)), "deviance per row on 50 held-out rows")
   fc <- rff_glm(d$x, d$cls, map = m, lambda = c(0.05, 0.01), foldid = rep_len(1:4, 200))
   expect_output(print(fc), "4-fold CV deviance per row")
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  expect_silent(plot(f))
+  expect_identical(graphics::par("usr")[3] <= min(f$cvm - f$cvsd), TRUE)
   skip_if_not_installed("generics")
   expect_match(generics::glance(f)$criterion, "^held-out deviance")
   expect_match(generics::glance(fc)$criterion, "^CV deviance")
