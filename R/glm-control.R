@@ -1,0 +1,61 @@
+# Layer 5 (the model pipeline): the controls of the GLM solver and their
+# defaults, shared by rff_glm(), rff_cv(family =) and rff_glm_apply(): the
+# memory the features may be cached in, the tolerance and iteration limit,
+# and when lambda is chosen on one held-out fold.
+
+check_cache_mb <- function(cache_mb) {
+  if (!is_number(cache_mb) || length(cache_mb) != 1L || is.na(cache_mb) || cache_mb < 0) {
+    rff_abort("cache_mb", sprintf("`cache_mb` must be a number of megabytes >= 0, got %s",
+                                  show_value(cache_mb)))
+  }
+  as.double(cache_mb)
+}
+
+# The default of `control$epsilon`. On mlbench::LetterRecognition (16,000
+# rows, 26 classes, the default fit) 1e-6 took 136 passes over the rows on
+# the path where 1e-8 took 390 (and the folds, at their cap of 1e-4, 191
+# where at 1e-5 they took 296), with the same lambda_best and test
+# accuracy (95.13%);
+# bench/RESULTS-defaults.md. glmnet's default `thresh` is 1e-7.
+glm_epsilon <- 1e-6
+
+# rff_glm() chooses lambda_best on one held-out fold, not by
+# cross-validation over all of them, on more rows than this (`holdout =
+# NULL`). A fold's fit costs passes over all n rows, so k folds cost about
+# k times the path; on mlbench::LetterRecognition (16,000 rows) the fit took
+# 27 s instead of 49 s, with the same lambda_best and test accuracy, and the
+# held-out fifth (3,200 rows) measured the deviance at lambda_best to a
+# standard error of 5% of itself; bench/RESULTS-defaults.md.
+glm_holdout_rows <- 10000
+
+# Whether fold 1 of `foldid` can measure the fits as a held-out set: at
+# least two rows of positive weight. Otherwise `holdout = TRUE` (`given`) is
+# an error and the default cross-validates over all folds.
+glm_holdout_usable <- function(g, foldid, given) {
+  held <- if (is.null(g$weights)) sum(foldid == 1L) else sum(g$weights[foldid == 1L] > 0)
+  if (held >= 2L) return(TRUE)
+  if (given) {
+    rff_abort("holdout", sprintf(
+      "`holdout = TRUE` needs at least 2 rows of positive weight in fold 1 to hold out, but it has %d",
+      held))
+  }
+  FALSE
+}
+
+check_glm_control <- function(control) {
+  if (!is.list(control)) {
+    rff_abort("control", sprintf("`control` must be a list, got %s", show_value(control)))
+  }
+  bad <- setdiff(names(control), c("epsilon", "maxit"))
+  if (length(bad) || (length(control) && is.null(names(control)))) {
+    rff_abort("control", sprintf("`control` takes `epsilon` and `maxit`, got %s",
+                                 if (length(bad)) paste0("`", bad[1L], "`") else "an unnamed element"))
+  }
+  eps <- if (is.null(control$epsilon)) glm_epsilon else control$epsilon
+  if (!is_number(eps) || length(eps) != 1L || !is.finite(eps) || eps <= 0) {
+    rff_abort("control", sprintf("`control$epsilon` must be a positive number, got %s",
+                                 show_value(eps)))
+  }
+  maxit <- if (is.null(control$maxit)) 500L else check_count(control$maxit, "control")
+  list(epsilon = as.double(eps), maxit = as.integer(maxit))
+}
