@@ -166,8 +166,7 @@ glance.rff_glm <- function(x, ...) {
   check_no_dots(list(...))
   ll <- stats::logLik(x)
   x$df_best <- attr(ll, "df")
-  crit <- if (is.null(x$cvm)) "given" else
-    paste(if (is.null(x$holdout)) "CV" else "held-out", glm_measure_label(x))
+  crit <- if (is.null(x$cvm)) "given" else glm_criterion_label(x)
   out <- cbind(glance_common(x, crit),
                data.frame(family = x$family, deviance = x$deviance[x$best],
                           null.deviance = x$null.deviance, logLik = as.numeric(ll),

@@ -200,6 +200,12 @@ glm_criterion_text <- function(holdout, folds, measure, cvm, cvsd, digits) {
   sprintf(" (%s %s, se %s)", where, fmt(cvm, digits), fmt(cvsd, digits))
 }
 
+# The criterion that chose lambda_best: "CV deviance per row", or
+# "held-out ..." after a held-out fold (plot() and glance()).
+glm_criterion_label <- function(x) {
+  paste(if (is.null(x$holdout)) "CV" else "held-out", glm_measure_label(x))
+}
+
 # The label of the measure that chose lambda_best ("deviance per row" for
 # fits saved before the measure was kept).
 glm_measure_label <- function(object) {
@@ -287,8 +293,7 @@ plot.rff_glm <- function(x, y, type = c("criterion", "relevance"), ...) {
     hi <- x$cvm + x$cvsd
     graphics::plot(lam[o], x$cvm[o], log = "x", type = "b", pch = 20,
                    ylim = range(x$cvm, lo, hi, finite = TRUE), xlab = expression(lambda),
-                   ylab = paste(if (is.null(x$holdout)) "CV" else "held-out",
-                                glm_measure_label(x)),
+                   ylab = glm_criterion_label(x),
                    main = if (is.null(x$holdout)) sprintf("%d-fold cross-validation", x$folds)
                           else sprintf("Validation on %s held-out rows",
                                        format(x$holdout, big.mark = ",")), ...)

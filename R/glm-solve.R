@@ -152,12 +152,13 @@ glm_cv_path <- function(prob, lambda, P, control, folds, measure, progress = FAL
   # the progress of the path: a lambda costs more passes the smaller it is
   # (about 5 times the first at the last, measured on the default path)
   work <- cumsum(1 + 4 * (seq_len(L) - 1) / max(L - 1, 1))
-  one_set <- k == 1L && !is.null(folds$se)
+  # one fold is a held-out set (cross-validation has at least 2)
+  one_set <- k == 1L
   pb <- progress_stage(if (one_set) "validation over lambda (one held-out set)" else
                          sprintf("cross-validation over lambda (%d folds)", k), work[L],
                        progress && L > 1L)
-  se <- rep(NA_real_, L)
   on.exit(pb$close(), add = TRUE)
+  se <- rep(NA_real_, L)
   prev <- NULL
   fold_prev <- vector("list", k)
   moved <- prob$family != "poisson"

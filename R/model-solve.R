@@ -347,7 +347,6 @@ loo_path <- function(sys, p, map, x, y, weights, chunk_size, threads, row_errors
   Ms <- if (8 * as.double(nrow(G)) * L * q <= loo_groups_mb * 2^20) lapply(groups, group_m)
   if (!is.double(y)) storage.mode(y) <- "double"
   ybar <- if (!is.null(sys$ybar)) as.double(sys$ybar)
-  groups <- lapply(groups, as.integer)
   add_rows <- function(rows, P) {
     rows <- as.integer(rows)
     b <- length(rows)

@@ -249,13 +249,15 @@ int rff_gemm(int ta, int tb, int m, int n, int k, const double *a, int lda,
        but the last m % 8 rows) or, for a'b, by columns of a (c' = b'a) */
     const int narrow = full && n <= GEMM_NARROW;
     const int by_cols = narrow && ta && !tb;
+    const int direct = narrow && !ta ? m - m % GEMM_MR : 0;  /* rows read in place */
+    const int need_pa = !by_cols && direct < m;   /* a's panel, for the other rows */
     /* malloc, not R_alloc: this runs inside rff's OpenMP regions. Nothing
        between here and the frees below can fail or jump. */
     double *pb = malloc(sizeof(double) * (size_t) kc0 *
                         (by_cols ? (size_t) GEMM_MR * ((n + GEMM_MR - 1) / GEMM_MR)
                                  : (size_t) GEMM_NR * nq));
-    double *pa = malloc(sizeof(double) * (size_t) kc0 * GEMM_MC);
-    if (!pa || !pb) {
+    double *pa = need_pa ? malloc(sizeof(double) * (size_t) kc0 * GEMM_MC) : NULL;
+    if ((need_pa && !pa) || !pb) {
         free(pa);
         free(pb);
         return -1;
@@ -272,7 +274,6 @@ int rff_gemm(int ta, int tb, int m, int n, int k, const double *a, int lda,
         free(pb);
         return 0;
     }
-    const int direct = narrow && !ta ? m - m % GEMM_MR : 0;  /* rows read in place */
     for (int p0 = 0; p0 < k; p0 += GEMM_KC) {
         const int kc = k - p0 < GEMM_KC ? k - p0 : GEMM_KC;
         pack_b(tb, b, ldb, n, p0, kc, pb);

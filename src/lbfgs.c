@@ -127,7 +127,8 @@ static int lb_curved(const double *s, const double *y, R_xlen_t m)
    inv_den, U, zbar, intercept, control, mem, cur, threads): see lbfgs_lambda() in
    R/glm-lbfgs.R. mem: NULL or list(S, Y, lambda) with S, Y matrices of
    (r + 1) K rows, one column a pair; cur: NULL, list(f, g, eta, loss) at
-   th, or list(eta) at th (the rest is computed from eta). Returns list(th, f, g, eta, loss, converged, iter, passes, S, Y). */
+   th, or list(eta) at th (the rest is computed from eta). Returns
+   list(th, f, g, eta, loss, converged, iter, passes, S, Y). */
 SEXP rff_glm_lbfgs(SEXP X, SEXP y, SEXP family_, SEXP offset, SEXP weights, SEXP W_,
                    SEXP th_, SEXP lambda_, SEXP inv_mu, SEXP inv_den, SEXP U, SEXP zbar,
                    SEXP intercept, SEXP control, SEXP mem, SEXP cur, SEXP threads)
