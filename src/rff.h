@@ -101,6 +101,9 @@ void rff_reflect(const double *a, int n, const double *tau, double *z, int k,
 /* dsytrd("L") of a (n x n) with its trailing updates on rff's own kernel
    (reflect.c); LAPACK's info. */
 int rff_tridiag(double *a, int n, double *d, double *e, double *tau, int threads);
+/* y = A x, A (r x r) symmetric with its lower triangle at a, on one core
+   (gemm.c); -1 without the kernel. */
+int rff_symv_lower(int r, const double *a, int lda, const double *x, double *y);
 /* The lower triangle of c (n x n) set from its upper triangle. */
 void rff_mirror_upper(double *c, int n, int ldc);
 /* R_CheckUserInterrupt(), counted (see rff_runtime_info). */
