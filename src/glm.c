@@ -31,11 +31,15 @@ double rff_glm_row(int family, double yi, int cls, double w, const double *eta,
     double m = eta[0];
     for (int k = 1; k < K; k++)
         if (eta[k * ld] > m) m = eta[k * ld];
+    /* each class's e^(eta - max) once: kept in r until the sum is known */
     double s = 0;
-    for (int k = 0; k < K; k++) s += exp(eta[k * ld] - m);
-    double lse = m + log(s);
-    for (int k = 0; k < K; k++)
-        r[k * ld] = w * (exp(eta[k * ld] - lse) - (k == cls ? 1.0 : 0.0));
+    for (int k = 0; k < K; k++) {
+        double e = exp(eta[k * ld] - m);
+        r[k * ld] = e;
+        s += e;
+    }
+    double lse = m + log(s), ws = w / s;
+    for (int k = 0; k < K; k++) r[k * ld] = r[k * ld] * ws - (k == cls ? w : 0.0);
     return w * (lse - eta[cls * ld]);
 }
 

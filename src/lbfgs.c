@@ -24,6 +24,7 @@ typedef struct {
     const double *U;      /* K x K */
     const double *zbar;   /* r */
     double *eta, *R, *tmp;/* n x K, n x K, (r + 1) x K workspaces */
+    double *lossb;        /* the loss of each block of RFF_BLOCK_ROWS rows */
 } lb_prob;
 
 /* eta = X B + a (+ offset) at inner coordinates th, in p->eta. */
@@ -49,13 +50,15 @@ static void lb_eta(lb_prob *p, const double *th)
     }
 }
 
-/* F = loss / W + lambda / 2 |B|^2 at inner coordinates th whose eta is in
-   p->eta, its gradient g in inner coordinates, and the loss. */
-static double lb_from_eta(lb_prob *p, const double *th, double *g, double *loss_out)
+/* The losses of rows r0..r0+nr-1 (one block) into p->lossb, their
+   residuals into p->R. Runs inside rff_for_blocks()'s parallel region: no
+   R API. */
+static void lb_rows(void *ctx, int r0, int nr)
 {
-    const int n = p->n, r = p->r, K = p->K, ld = r + 1;
+    lb_prob *p = (lb_prob *) ctx;
+    const int n = p->n, K = p->K;
     double loss = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = r0; i < r0 + nr; i++) {
         double wi = p->w ? p->w[i] : 1.0;
         if (!(wi > 0)) {
             for (int k = 0; k < K; k++) p->R[i + (R_xlen_t) k * n] = 0;
@@ -64,6 +67,19 @@ static double lb_from_eta(lb_prob *p, const double *th, double *g, double *loss_
         loss += rff_glm_row(p->family, p->y ? p->y[i] : 0, p->cls ? p->cls[i] - 1 : 0, wi,
                             p->eta + i, p->R + i, n, K);
     }
+    p->lossb[r0 / RFF_BLOCK_ROWS] = loss;
+}
+
+/* F = loss / W + lambda / 2 |B|^2 at inner coordinates th whose eta is in
+   p->eta, its gradient g in inner coordinates, and the loss. */
+static double lb_from_eta(lb_prob *p, const double *th, double *g, double *loss_out)
+{
+    const int n = p->n, r = p->r, K = p->K, ld = r + 1;
+    /* the rows' losses and residuals in blocks on rff's threads, each
+       block's loss summed alone and the blocks' in order */
+    rff_for_blocks(n, K, p->threads, lb_rows, p);
+    double loss = 0;
+    for (int b = 0; b * RFF_BLOCK_ROWS < n; b++) loss += p->lossb[b];
     /* g: rows 1..r = X'R / W + lambda B, row 0 = colSums(R) / W */
     rff_dgemm_rows("T", "N", r, K, n, p->X, n, p->R, n, 0.0, g + 1, ld, p->threads);
     double pen = 0;
@@ -191,6 +207,7 @@ SEXP rff_glm_lbfgs(SEXP X, SEXP y, SEXP family_, SEXP offset, SEXP weights, SEXP
     p.eta = REAL(eta_out);
     p.R = (double *) R_alloc((size_t) n * K, sizeof(double));
     p.tmp = (double *) R_alloc((size_t) K, sizeof(double));
+    p.lossb = (double *) R_alloc((size_t) n / RFF_BLOCK_ROWS + 1, sizeof(double));
     double *work = (double *) R_alloc((size_t) K, sizeof(double));
     double *S = (double *) R_alloc((size_t) m * LB_MEM, sizeof(double));
     double *Y = (double *) R_alloc((size_t) m * LB_MEM, sizeof(double));
