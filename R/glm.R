@@ -304,9 +304,11 @@ glm_convergence_warnings <- function(r, maxit, caller = "rff_glm") {
       call = NULL)))
   }
   if (!is.null(r$cv) && !r$cv$converged) {
+    # (a held-out set: one fit without its rows)
+    what <- if (is.null(r$holdout)) "some cross-validation fits" else
+      "the fit without the held-out rows"
     warning(structure(class = c("rff_convergence", "warning", "condition"), list(
-      message = sprintf("%s: some cross-validation fits did not converge; increase `control$maxit`",
-                        caller),
+      message = sprintf("%s: %s did not converge; increase `control$maxit`", caller, what),
       call = NULL)))
   }
 }

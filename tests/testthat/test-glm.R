@@ -258,6 +258,28 @@ test_that("too few iterations is a classed warning", {
                  class = "rff_convergence")
 })
 
+test_that("the warning names the fits that did not converge: the folds or the held-out set's", {
+  d <- glm_data(seed = 11)
+  warned <- function(...) {
+    msgs <- character()
+    withCallingHandlers(rff_glm(d$x, d$cls, D = 50, lambda = c(1e-2, 1e-6), lengthscale = 1,
+                                control = list(maxit = 2), ...),
+                        rff_convergence = function(w) {
+                          msgs <<- c(msgs, conditionMessage(w))
+                          invokeRestart("muffleWarning")
+                        })
+    msgs
+  }
+  foldid <- rep_len(1:5, nrow(d$x))
+  m <- warned(foldid = foldid)
+  expect_length(m, 2L)
+  expect_match(m[2L], "some cross-validation fits did not converge", fixed = TRUE)
+  m <- warned(foldid = foldid, holdout = TRUE)
+  expect_length(m, 2L)
+  expect_match(m[2L], "the fit without the held-out rows did not converge", fixed = TRUE)
+  expect_match(m[1L], "the fit did not converge in 2 iterations", fixed = TRUE)
+})
+
 test_that("the default tolerance stops near the minimum, in fewer iterations than 1e-8", {
   d <- glm_data(n = 400, seed = 41)
   m <- rff_map(2, D = 60, lengthscale = 1)
