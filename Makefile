@@ -72,7 +72,9 @@ demo: install
 # BENCH_DEFAULTS_LARGE=1 adds diamonds and LetterRecognition); and the
 # default threads against threads = 1 beside a CPU hog (bench/load.R:
 # bench/RESULTS-load.md); the default D's 400 features against D given on
-# 401 to 2,000 rows (bench/features.R: bench/RESULTS-features.md)
+# 401 to 2,000 rows (bench/features.R: bench/RESULTS-features.md); and the
+# time left that the progress display states (bench/progress.R:
+# bench/RESULTS-progress.md)
 bench: install
 	@bash bench/setup.sh
 	Rscript bench/threads.R
@@ -82,6 +84,7 @@ bench: install
 	Rscript bench/defaults.R --openblas
 	Rscript bench/load.R
 	Rscript bench/features.R
+	Rscript bench/progress.R
 
 clean:
 	rm -rf .build rff.Rcheck rff_*.tar.gz src/*.o src/*.so

@@ -126,15 +126,29 @@ walk_plan <- 4L
 # features with q responses (the statistics or the Gram matrix of the rows,
 # then an eigenproblem), and a GLM path of L lambda values with its
 # cross-validation over `folds` folds (L-BFGS passes over the rows, each
-# two products with the features per class; about 30 passes per fit).
+# two products with the features per class, and the fixed costs of a pass,
+# glm_pass_overhead: R's calls for each lambda and fold, the threads'
+# start; about 3 ms, as much as 4e7 multiply-adds of the products): about 7
+# passes per lambda on all rows and 2.5 per lambda and fold, each fold
+# started from the fit on all rows (mlbench::LetterRecognition's first
+# 2,000, 6,000 and 16,000 rows, the last with one held-out fold: 135-139
+# passes of the path of 20 lambdas, 227-251 of 5 folds, 37 of the held-out
+# one). With these the time left that the display states was within 0.6
+# to 1.8 times the real one from 10% on (bench/progress.R,
+# bench/RESULTS-progress.md); with 30 passes per fit it was 6 times too
+# long on LetterRecognition's 16,000 rows.
 ridge_cost <- function(rows, D) {
   r <- min(rows, D)
   as.double(rows) * D * r + 7 * as.double(r)^3
 }
 
 glm_cost <- function(rows, D, K, folds, L) {
-  60 * as.double(rows) * min(rows, D) * K * (folds + 1) * L
+  (2 * as.double(rows) * min(rows, D) * K + glm_pass_overhead) * L *
+    (glm_path_passes + glm_fold_passes * folds)
 }
+glm_path_passes <- 7
+glm_fold_passes <- 2.5
+glm_pass_overhead <- 5e7
 
 # The lengthscale argument of rff_cv(): "ard" (one lengthscale per input,
 # learned after the walk; it draws its own map), "auto" (the walk), or

@@ -330,7 +330,8 @@ glm_auto_lengthscale <- function(g, mm) {
   L <- if (is.null(g$path$lambda)) g$path$nlambda else length(g$path$lambda)
   # (one held-out fold on more than glm_holdout_rows rows, by default)
   nf <- if (nrow(g$x) > glm_holdout_rows) 1L else 5L
-  s <- select_lengthscale(m, fit_rows, after = glm_cost(nrow(g$x), mm$map$D, g$K, nf, L))
+  s <- select_lengthscale(m, fit_rows, after = glm_cost(nrow(g$x), mm$map$D, g$K, nf, L),
+                          loo_cols = ncol(m$y) * path$nlambda)
   if (isTRUE(mm$ard)) {
     ard_st <- ard_stage(nrow(m$x), mm$map$D)
     s <- ard_select(m, s, fit_rows, TRUE, g$chunk_size, g$threads)

@@ -177,8 +177,10 @@ rows_stats <- function(map, x, y, w, intercept) {
 # winner is refitted with all of them; otherwise its fit is returned as
 # `fit`, or, when it was scored from its features alone (fewer rows than
 # features), its eigenproblem as `eig` for the refit. `subset`: the rows
-# scored.
-select_lengthscale <- function(m, fit_rows, after = NULL) {
+# scored. `loo_cols`: the responses times the lambdas of the candidates'
+# leave-one-out fitted values (q L of them, for the progress plan's
+# rows x features x q L of their products).
+select_lengthscale <- function(m, fit_rows, after = NULL, loo_cols = 0) {
   n <- nrow(m$x)
   D <- m$map$D
   # more than 10,000 rows: scored on fewer features, and on as many rows as
@@ -220,7 +222,8 @@ select_lengthscale <- function(m, fit_rows, after = NULL) {
       best_score <<- g
     }
     g
-  }, ridge_cost(length(sub), score_map$D), after)
+  }, ridge_cost(length(sub), score_map$D) + as.double(length(sub)) * score_map$D * loo_cols,
+  after)
   table <- search_table(as.list(m$median * 2^(walk$steps / 2)), 2^(walk$steps / 2),
                         lambda_best[walk$order], walk$score, tolower(crit))
   # a fit scored from the features alone is refitted with its statistics,
