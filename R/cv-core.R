@@ -133,7 +133,7 @@ walk_plan <- 4L
 # started from the fit on all rows (mlbench::LetterRecognition's first
 # 2,000, 6,000 and 16,000 rows, the last with one held-out fold: 135-139
 # passes of the path of 20 lambdas, 227-251 of 5 folds, 37 of the held-out
-# one). With these the time left that the display states was within 0.6
+# one). With these the time left that the display states was within 0.5
 # to 1.8 times the real one from 10% on (bench/progress.R,
 # bench/RESULTS-progress.md); with 30 passes per fit it was 6 times too
 # long on LetterRecognition's 16,000 rows.

@@ -362,6 +362,15 @@ glm_coded <- function(g, mm) {
 # path, the preconditioner and the CV.
 glm_fit_candidate <- function(g, map, foldid, measure, stop_early = FALSE,
                               holdout = FALSE) {
+  # the progress of the features and the preconditioner (the statistics of
+  # a ridge fit and an eigenproblem): their share of the candidate's plan
+  n <- nrow(g$x)
+  L <- if (is.null(g$path$lambda)) g$path$nlambda else length(g$path$lambda)
+  nf <- if (is.null(foldid)) 0L else if (holdout) 1L else max(foldid)
+  setup <- ridge_cost(n, map$D)
+  st <- progress_stage("features and preconditioner", 1,
+                       share = setup / (setup + glm_cost(n, map$D, g$K, nf, L)))
+  on.exit(st$close(), add = TRUE)
   prob <- glm_problem(g$x, g$y, g$family, g$K, g$offset, g$weights, map, g$chunk_size,
                       g$threads, g$cache_mb, g$intercept, reduce = TRUE)
   theta0 <- matrix(0, prob$D + 1L, g$K)
@@ -387,6 +396,7 @@ glm_fit_candidate <- function(g, map, foldid, measure, stop_early = FALSE,
     P$vectors <- NULL
   }
   lambda <- glm_lambda_values(g$path, P)
+  st$close()
   if (is.null(foldid)) {
     full <- glm_path(prob, lambda, P, g$control)
     cv <- NULL

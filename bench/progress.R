@@ -9,7 +9,8 @@
 # (the display rounds to whole seconds: "about 1 s" with 0.2 s left).
 # Workloads: `rff_glm(lettr ~ .)` on the first 2,000, 6,000 and 16,000 rows
 # of mlbench::LetterRecognition (5 folds, 5 folds, one held-out fold),
-# `rff_glm(Class ~ .)` on mlbench::Vehicle, `rff_ridge(mag ~ .)` and
+# `rff_glm(Class ~ .)` and `rff_cv(Class ~ ., family = "multinomial")` on
+# mlbench::Vehicle, `rff_ridge(mag ~ .)` and
 # `rff_cv(mag ~ .)` on quakes, `rff_ridge(log(price) ~ .)` on
 # ggplot2::diamonds, under the BLAS of this process.
 # Run after `make install`: `Rscript bench/progress.R` (writes
@@ -53,7 +54,9 @@ work <- list(
 if (!is.null(letter)) {
   work <- c(work, list(
     list(name = "mlbench::Vehicle (846), `rff_glm`",
-         run = function() rff_glm(Class ~ ., vehicle, progress = TRUE))),
+         run = function() rff_glm(Class ~ ., vehicle, progress = TRUE)),
+    list(name = "mlbench::Vehicle (846), `rff_cv(family = \"multinomial\")`",
+         run = function() rff_cv(Class ~ ., vehicle, family = "multinomial", progress = TRUE))),
     lapply(c(2000L, 6000L, 16000L), function(n) list(
       name = sprintf("LetterRecognition (%s), `rff_glm`", format(n, big.mark = ",")),
       run = function() rff_glm(lettr ~ ., letter[seq_len(n), ], progress = TRUE))))

@@ -112,6 +112,10 @@ test_that("rff_glm() and rff_cv() show one display naming their stages", {
   expect_identical(sum(types == "initiate"), 1L)
   expect_true(any(grepl("^rff_glm: lengthscale search, candidate 1", msgs)))
   expect_true(any(grepl("^rff_glm: fit: cross-validation over lambda \\(5 folds\\)", msgs)))
+  # the features and the preconditioner first, as a stage of the fit's own
+  setup <- grep("^rff_glm: fit: features and preconditioner", msgs)
+  expect_true(length(setup) > 0L)
+  expect_lt(max(setup), min(grep("^rff_glm: fit: cross-validation", msgs)))
   expect_equal(sum(vapply(r$events[types == "update"], `[[`, 0, "amount")), 1000)
   msgs <- character()
   r <- progress_record(withCallingHandlers(rff_cv(x, y, D = 20, folds = 4, progress = TRUE),
