@@ -53,7 +53,7 @@ glm_problem <- function(x, y, family, K, offset, weights, map, chunk_size, threa
   cached <- !is.null(Z)
   basis <- NULL
   if (reduce && cached && n < map$D) {
-    b <- row_basis(Z, first_equal_rows(x))
+    b <- row_basis(Z, first_equal_rows(x), threads)
     Z <- b$X
     basis <- b$V
   }

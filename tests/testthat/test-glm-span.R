@@ -102,6 +102,40 @@ test_that("rows repeated exactly: the span's basis from the distinct rows, the f
   expect_true(all(is.finite(f$coefficients)))
 })
 
+test_that("the span's basis from the Gram matrix: orthonormal, holding every row, as the QR's", {
+  set.seed(37)
+  # rows of full rank (the QR's span is the same), and rows of which the
+  # last 5 are combinations of the others (the span has 40 dimensions)
+  A <- matrix(rnorm(40 * 300), 40, 300)
+  for (Z in list(A, rbind(A, matrix(rnorm(5 * 40), 5) %*% A))) {
+    b <- rff:::row_basis(Z, threads = 2L)
+    expect_identical(ncol(b$V), 40L)
+    expect_equal(crossprod(b$V), diag(40), tolerance = 1e-14)
+    expect_equal(b$X, Z %*% b$V, tolerance = 1e-13)
+    # every row lies in the span: Z = X V'
+    expect_equal(b$X %*% t(b$V), Z, tolerance = 1e-12)
+    # the projector onto the span is that of the QR's basis
+    q <- rff:::row_basis_qr(Z)
+    expect_equal(tcrossprod(b$V), tcrossprod(q$V), tolerance = 1e-10)
+    expect_identical(b, rff:::row_basis(Z, threads = 1L))
+  }
+  # repeated rows (`first`) take their first's coordinates
+  Z <- A[c(1:40, 3, 7), ]
+  b <- rff:::row_basis(Z, c(1:40, 3L, 7L))
+  expect_identical(b$X[41:42, ], b$X[c(3, 7), ])
+  # directions below 1e-6 of the largest singular value are left out
+  s <- svd(matrix(rnorm(10 * 50), 10))
+  Z <- s$u %*% diag(c(1, 1e-3, 1e-5, 1e-7, 1e-9, rep(1, 5))) %*% t(s$v)
+  b <- rff:::row_basis(Z)
+  expect_identical(ncol(b$V), 8L)
+  # orthonormal to rounding although a kept direction is 1e-5 of the largest
+  expect_equal(crossprod(b$V), diag(8), tolerance = 1e-14)
+  # no positive eigenvalue (rows of zeros): the QR's basis, one column
+  Z <- matrix(0, 3, 10)
+  expect_identical(rff:::row_basis(Z), rff:::row_basis_qr(Z))
+  expect_identical(dim(rff:::row_basis(Z)$V), c(10L, 1L))
+})
+
 test_that("the L-BFGS in C takes the R code's iterations, step for step", {
   set.seed(33)
   n <- 50
