@@ -71,7 +71,10 @@ lengthscale_walk <- function(score_of, cost = 1, after = 0) {
   steps <- integer()
   score <- numeric()
   add <- function(j) {
-    st <- walk_stage(length(steps) + 1L, 2^(j / 2), cost, after)
+    # the third candidate, when the step below the start scored better: not
+    # the last, whatever it scores
+    on <- length(steps) == 2L && score[2L] < score[1L]
+    st <- walk_stage(length(steps) + 1L, 2^(j / 2), cost, after, continues = on)
     steps <<- c(steps, j)
     score <<- c(score, score_of(j))
     st$close()
@@ -99,10 +102,12 @@ lengthscale_walk <- function(score_of, cost = 1, after = 0) {
 
 # The progress stage of the k-th candidate of a lengthscale search (at
 # `multiple` of the median heuristic; NULL for given candidates), of
-# `cost` work units; the plan counts walk_plan candidates (or k + 1 from
-# there on), then `after` units. `given`: the number of given candidates.
-walk_stage <- function(k, multiple, cost, after, given = NULL) {
-  more <- if (is.null(given)) max(walk_plan - k + 1L, 1L) else given - k + 1L
+# `cost` work units; the plan counts walk_plan candidates (or k from there
+# on; k + 1 for a candidate that `continues` the walk whatever it scores),
+# then `after` units. `given`: the number of given candidates.
+walk_stage <- function(k, multiple, cost, after, given = NULL, continues = FALSE) {
+  more <- if (!is.null(given)) given - k + 1L else
+    max(walk_plan - k + 1, if (continues) 2 else 1)
   progress_expect(more * cost + after)
   progress_stage(if (is.null(multiple)) sprintf("lengthscale %d of %d", k, given) else
     sprintf("lengthscale search, candidate %d (%s x median)", k, format(multiple, digits = 3)),
@@ -118,9 +123,13 @@ ard_stage <- function(n, D) {
   progress_stage("one lengthscale per input (ARD)", units)
 }
 
-# Candidates a lengthscale walk is planned for (the median's neighbourhood
-# and one step; a longer walk adds one candidate to the plan at each step).
-walk_plan <- 4L
+# Candidates a lengthscale walk is planned for: the median's neighbourhood
+# and, half the time, one step (a walk ends at its third candidate when
+# the start scores best of the three; with the step below the start
+# better, it goes on, and a longer walk adds one candidate to the plan at
+# each step). With 4, rff_cv(family = "multinomial") on mlbench::Vehicle,
+# which scored 3, stated up to 3.4 times the time left.
+walk_plan <- 3.5
 
 # Work units of the progress plan: a ridge fit of `rows` rows on D
 # features with q responses (the statistics or the Gram matrix of the rows,
@@ -133,7 +142,10 @@ walk_plan <- 4L
 # started from the fit on all rows (mlbench::LetterRecognition's first
 # 2,000, 6,000 and 16,000 rows, the last with one held-out fold: 135-139
 # passes of the path of 20 lambdas, 227-251 of 5 folds, 37 of the held-out
-# one). With these the time left that the display states was within 0.5
+# one); with more `folds` each fold is nearer the fit on all rows and the
+# folds together take about as many passes as 5 (mlbench::Vehicle, 10
+# folds: 236 passes per lambda path, 12 per lambda). `fits`: the folds
+# fitted (1 for a held-out set, one fold of `folds`). With these the time left that the display states was within 0.5
 # to 1.8 times the real one from 10% on (bench/progress.R,
 # bench/RESULTS-progress.md); with 30 passes per fit it was 6 times too
 # long on LetterRecognition's 16,000 rows.
@@ -142,13 +154,28 @@ ridge_cost <- function(rows, D) {
   as.double(rows) * D * r + 7 * as.double(r)^3
 }
 
-glm_cost <- function(rows, D, K, folds, L) {
+glm_cost <- function(rows, D, K, fits, L, folds = fits) {
   (2 * as.double(rows) * min(rows, D) * K + glm_pass_overhead) * L *
-    (glm_path_passes + glm_fold_passes * folds)
+    (glm_path_passes + glm_fold_passes * min(1, 5 / folds) * fits)
 }
 glm_path_passes <- 7
 glm_fold_passes <- 2.5
 glm_pass_overhead <- 5e7
+
+# The work units of a GLM fit's setup (glm_problem(), glm_precond()) on
+# `rows` rows and D features. More rows than features: the statistics and
+# the preconditioner's eigenproblem (ridge_cost()), then the features
+# turned to its eigenvectors (rows D^2). Fewer: the span of the rows
+# (row_basis(): the Gram matrix, its eigenproblem, V = Z'U, V'V and V R^-1,
+# the rows' coordinates Z V, each n^2 D or 7 n^3) and the preconditioner
+# of the n coordinates (n^3 and 7 n^3 again): 5 n^2 D + 16 n^3, where
+# ridge_cost() counted n^2 D + 7 n^3 and the display stood at 3% of a
+# candidate of rff_cv(family = "multinomial") on mlbench::Vehicle (846
+# rows, D = 1000) when half its time had gone.
+glm_setup_cost <- function(rows, D) {
+  n <- as.double(rows)
+  if (rows < D) 5 * n^2 * D + 16 * n^3 else ridge_cost(rows, D) + n * as.double(D)^2
+}
 
 # The lengthscale argument of rff_cv(): "ard" (one lengthscale per input,
 # learned after the walk; it draws its own map), "auto" (the walk), or

@@ -36,7 +36,7 @@ glm_cv <- function(cl, x, y, family, type.measure, folds, lambda, lengthscale, m
   }
   L <- if (is.null(g$path$lambda)) g$path$nlambda else length(g$path$lambda)
   cv <- cv_lengthscales(candidates, if (walk) g$median, fit_one,
-                        cost = glm_cost(n, g$map$D, g$K, max(foldid), L))
+                        cost = glm_setup_cost(n, g$map$D) + glm_cost(n, g$map$D, g$K, max(foldid), L))
   candidates <- cv$candidates
   ard <- NULL
   if (walk && g$ard) {

@@ -325,13 +325,13 @@ glm_auto_lengthscale <- function(g, mm) {
   fit_rows <- function(map, r, ...) {
     ridge_rows_fit(m, map, r, path, TRUE, g$chunk_size, g$threads, "loo", ...)
   }
-  # the progress plan after the search: the GLM's path and its folds (as
+  # the progress plan after the search: the GLM's setup, path and folds (as
   # many as rff_glm()'s default)
   L <- if (is.null(g$path$lambda)) g$path$nlambda else length(g$path$lambda)
   # (one held-out fold on more than glm_holdout_rows rows, by default)
   nf <- if (nrow(g$x) > glm_holdout_rows) 1L else 5L
-  s <- select_lengthscale(m, fit_rows, after = glm_cost(nrow(g$x), mm$map$D, g$K, nf, L),
-                          loo_cols = ncol(m$y) * path$nlambda)
+  after <- glm_setup_cost(nrow(g$x), mm$map$D) + glm_cost(nrow(g$x), mm$map$D, g$K, nf, L, 5L)
+  s <- select_lengthscale(m, fit_rows, after = after, loo_cols = ncol(m$y) * path$nlambda)
   if (isTRUE(mm$ard)) {
     ard_st <- ard_stage(nrow(m$x), mm$map$D)
     s <- ard_select(m, s, fit_rows, TRUE, g$chunk_size, g$threads)
@@ -362,14 +362,14 @@ glm_coded <- function(g, mm) {
 # path, the preconditioner and the CV.
 glm_fit_candidate <- function(g, map, foldid, measure, stop_early = FALSE,
                               holdout = FALSE) {
-  # the progress of the features and the preconditioner (the statistics of
-  # a ridge fit and an eigenproblem): their share of the candidate's plan
+  # the progress of the features and the preconditioner (glm_setup_cost()):
+  # their share of the candidate's plan
   n <- nrow(g$x)
   L <- if (is.null(g$path$lambda)) g$path$nlambda else length(g$path$lambda)
   nf <- if (is.null(foldid)) 0L else if (holdout) 1L else max(foldid)
-  setup <- ridge_cost(n, map$D)
-  st <- progress_stage("features and preconditioner", 1,
-                       share = setup / (setup + glm_cost(n, map$D, g$K, nf, L)))
+  setup <- glm_setup_cost(n, map$D)
+  fit_cost <- glm_cost(n, map$D, g$K, nf, L, if (is.null(foldid)) 0L else max(foldid))
+  st <- progress_stage("features and preconditioner", 1, share = setup / (setup + fit_cost))
   on.exit(st$close(), add = TRUE)
   prob <- glm_problem(g$x, g$y, g$family, g$K, g$offset, g$weights, map, g$chunk_size,
                       g$threads, g$cache_mb, g$intercept, reduce = TRUE)

@@ -100,6 +100,53 @@ test_that("a fit with a lengthscale search shows one display, stage by stage, to
                tolerance = 1e-12)
 })
 
+test_that("a lengthscale walk plans 3.5 candidates, 4 when the step below the start won", {
+  old <- options(rff.progress = "txt", rff.progress_delay = Inf)
+  on.exit(options(old))
+  # the work each candidate expects when it starts (its own and the rest:
+  # the plan's total less what is done), 1 unit a candidate, 10 after
+  planned <- function(scores) {
+    left <- numeric()
+    close <- rff:::progress_call(TRUE, "test")
+    on.exit(close())
+    w <- rff:::lengthscale_walk(function(j) {
+      d <- rff:::progress_state$call
+      left <<- c(left, d$total - d$done)
+      scores[[as.character(j)]]
+    }, cost = 1, after = 10)
+    list(left = left, steps = w$steps)
+  }
+  # the start scores best of the first two: 1.5 candidates planned at the
+  # third (itself and half of one more); the walk ends there
+  p <- planned(c("0" = 1, "-1" = 2, "1" = 3))
+  expect_identical(p$steps, -1:1)
+  expect_equal(p$left, c(3.5, 2.5, 1.5) + 10)
+  # the third wins and the walk goes on: the fourth, and then the fifth,
+  # planned alone
+  p <- planned(c("0" = 2, "-1" = 3, "1" = 1, "2" = 0.5, "3" = 0.7))
+  expect_identical(p$steps, -1:3)
+  expect_equal(p$left, c(3.5, 2.5, 1.5, 1, 1) + 10)
+  # the step below the start won: the walk goes on past the third
+  p <- planned(c("0" = 2, "-1" = 1, "1" = 3, "-2" = 1.5))
+  expect_identical(p$steps, -2:1)
+  expect_equal(p$left, c(3.5, 2.5, 2, 1) + 10)
+})
+
+test_that("the plan of a GLM fit's setup: the span of its rows below D rows, the rotation above", {
+  n <- 300
+  D <- 1000
+  expect_equal(rff:::glm_setup_cost(n, D), 5 * n^2 * D + 16 * n^3)
+  n <- 3000
+  expect_equal(rff:::glm_setup_cost(n, D), 2 * n * D^2 + 7 * D^3)
+  # the folds' passes: 2.5 per lambda and fold up to 5 folds, 12.5 per
+  # lambda for more; a held-out set (1 fit of 5 folds) 2.5
+  unit <- 2 * n * D * 3 + rff:::glm_pass_overhead
+  expect_equal(rff:::glm_cost(n, D, 3, 10, 20), unit * 20 * (7 + 12.5))
+  expect_equal(rff:::glm_cost(n, D, 3, 4, 20), unit * 20 * (7 + 10))
+  expect_equal(rff:::glm_cost(n, D, 3, 1, 20, 5), unit * 20 * (7 + 2.5))
+  expect_equal(rff:::glm_cost(n, D, 3, 0, 20, 0), unit * 20 * 7)
+})
+
 test_that("rff_glm() and rff_cv() show one display naming their stages", {
   old <- options(rff.progress = "progressr", progressr.enable = TRUE, rff.progress_interval = 0)
   on.exit(options(old))
