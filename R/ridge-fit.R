@@ -184,8 +184,10 @@ select_lengthscale <- function(m, fit_rows, after = NULL, loo_cols = 0) {
   n <- nrow(m$x)
   D <- m$map$D
   # more than 10,000 rows: scored on fewer features, and on as many rows as
-  # 7 candidates (a walk that ends 4 steps from the start) afford
-  large <- n > 10000L
+  # 7 candidates (a walk that ends 4 steps from the start) afford; rows
+  # that are already a subsample (`m$subsampled`: a GLM's 5,000 of more)
+  # on fewer features too
+  large <- n > 10000L || isTRUE(m$subsampled)
   score_map <- auto_score_map(m$map, n, subsampled = large)
   nsub <- auto_rows(n, 7L, D, score_map$D)
   sub <- if (nsub < n) sort(sample.int(n, nsub)) else seq_len(n)
