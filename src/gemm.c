@@ -231,7 +231,6 @@ static void gemm_cols(int m, int n, int k, const double *a, int lda, const doubl
     }
 }
 
-
 /* y = A x for A (r x r) symmetric, its lower triangle at a (column-major,
    leading dimension lda): four columns at a time, each entry of A below
    their diagonal block read once for both of its uses (y_i += a_ij x_j and
