@@ -169,9 +169,9 @@ glm_pass_overhead <- 5e7
 # (row_basis(): the Gram matrix, its eigenproblem, V = Z'U, V'V and V R^-1,
 # the rows' coordinates Z V, each n^2 D or 7 n^3) and the preconditioner
 # of the n coordinates (n^3 and 7 n^3 again): 5 n^2 D + 16 n^3, where
-# ridge_cost() counted n^2 D + 7 n^3 and the display stood at 3% of a
-# candidate of rff_cv(family = "multinomial") on mlbench::Vehicle (846
-# rows, D = 1000) when half its time had gone.
+# ridge_cost() counted n^2 D + 7 n^3 and the display, when half of the
+# first candidate's time of rff_cv(family = "multinomial") on
+# mlbench::Vehicle (846 rows, D = 1000) had gone, stood at 12% of it.
 glm_setup_cost <- function(rows, D) {
   n <- as.double(rows)
   if (rows < D) 5 * n^2 * D + 16 * n^3 else ridge_cost(rows, D) + n * as.double(D)^2
