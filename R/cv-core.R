@@ -145,8 +145,9 @@ walk_plan <- 3.5
 # one); with more `folds` each fold is nearer the fit on all rows and the
 # folds together take about as many passes as 5 (mlbench::Vehicle, 10
 # folds: 236 passes per lambda path, 12 per lambda). `fits`: the folds
-# fitted (1 for a held-out set, one fold of `folds`). With these the time left that the display states was within 0.5
-# to 1.8 times the real one from 10% on (bench/progress.R,
+# fitted (1 for a held-out set, one fold of `folds`). With these the time
+# left that the display states was within 0.5 to 1.8 times the real one
+# from 10% on (bench/progress.R,
 # bench/RESULTS-progress.md); with 30 passes per fit it was 6 times too
 # long on LetterRecognition's 16,000 rows.
 ridge_cost <- function(rows, D) {

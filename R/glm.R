@@ -356,7 +356,7 @@ glm_coded <- function(g, mm) {
   w <- if (is.null(g$weights)) NULL else g$weights[rows]
   list(x = g$x[rows, , drop = FALSE], y = Y, weights = w, map = mm$map,
        candidates = mm$candidates, median = mm$median, ard = isTRUE(mm$ard),
-       groups = mm$groups, default_D = isTRUE(mm$default_D), subsampled = n > 5000L)
+       groups = mm$groups, default_D = isTRUE(mm$default_D), subsampled = length(rows) < n)
 }
 
 # One fit of the problem at a map: the path on all rows and, with

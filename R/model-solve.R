@@ -258,7 +258,8 @@ thin_scores <- function(eig, y, ybar, w) {
 # others leave the span r < n dimensions), then made orthonormal to
 # rounding by one step of Cholesky QR (V'V = R'R, V <- V R^-1: the
 # eigenvectors of the smallest kept eigenvalues are orthogonal only to
-# about 1e-16 / 1e-12 of it). Rows of Z that repeat an earlier one exactly
+# about 1e-16 / 1e-12 of it); S^-1/2 and R^-1 are taken together (r x r),
+# so V = Z'U (S^-1/2 R^-1) is one product. Rows of Z that repeat an earlier one exactly
 # (`first`, from first_equal_rows() of the inputs, whose features they
 # are) are left out of the Gram matrix; X holds every row. LINPACK's QR
 # of Z' (R's qr()), used before, took 0.5 s of the 1.1 s of rff_glm() on
@@ -266,20 +267,25 @@ thin_scores <- function(eig, y, ybar, w) {
 # fallback when the Gram matrix has no positive eigenvalue or V'V no
 # Cholesky factor.
 row_basis <- function(Z, first = NULL, threads = 1L) {
-  distinct <- if (is.null(first)) seq_len(nrow(Z)) else which(first == seq_len(nrow(Z)))
-  Zd <- Z[distinct, , drop = FALSE]
+  Zd <- Z[distinct_rows(first, nrow(Z)), , drop = FALSE]
   e <- gram_eigen(.Call(C_rff_ridge_thin_products, Zd, NULL, threads), threads, low_rank = TRUE)
   V <- NULL
   if (length(e$values) && all(is.finite(e$values)) && all(e$values > 0)) {
-    V <- .Call(C_rff_ridge_thin_products, Zd, e$left, threads)
-    V <- V * rep(1 / sqrt(e$values), each = nrow(V))
-    R <- tryCatch(chol(.Call(C_rff_ridge_thin_products, V, V, threads)),
+    W <- .Call(C_rff_ridge_thin_products, Zd, e$left, threads)
+    s <- 1 / sqrt(e$values)
+    # (W S^-1/2)'(W S^-1/2) = R'R
+    R <- tryCatch(chol(.Call(C_rff_ridge_thin_products, W, W, threads) * outer(s, s)),
                   error = function(err) NULL)
-    V <- if (is.null(R)) NULL else
-      .Call(C_rff_ridge_project, V, backsolve(R, diag(nrow(R))), threads)
+    if (!is.null(R)) V <- .Call(C_rff_ridge_project, W, s * backsolve(R, diag(nrow(R))), threads)
   }
   if (is.null(V)) return(row_basis_qr(Z, first))
   list(X = .Call(C_rff_ridge_project, Z, V, threads), V = V)
+}
+
+# The rows of n that are the first of their kind (`first`, from
+# first_equal_rows(); NULL: all of them).
+distinct_rows <- function(first, n) {
+  if (is.null(first)) seq_len(n) else which(first == seq_len(n))
 }
 
 # row_basis() by the QR factorization of Z' (R's qr(), LINPACK's dqrdc2):
@@ -289,7 +295,7 @@ row_basis <- function(Z, first = NULL, threads = 1L) {
 # the factorization, where dqrdc2 turns such copies into NaN, and take
 # their first's coordinates.
 row_basis_qr <- function(Z, first = NULL) {
-  distinct <- if (is.null(first)) seq_len(nrow(Z)) else which(first == seq_len(nrow(Z)))
+  distinct <- distinct_rows(first, nrow(Z))
   q <- qr(t(Z[distinct, , drop = FALSE]), tol = 1e-6)
   r <- max(1L, q$rank)
   R <- qr.R(q)[seq_len(r), , drop = FALSE]
