@@ -85,6 +85,16 @@ glm_eval <- function(prob, th, lambda, P, w, W) {
   list(f = f, g = grad_inner(g, P$zbar), eta = r$eta, loss = r$loss)
 }
 
+# The objective F = loss / W + lambda / 2 |B|^2 at inner coordinates `th`
+# whose linear predictor is `eta`, without a pass (rows of weight 0 add
+# nothing, even where their loss is not finite, as in C).
+glm_objective_eta <- function(prob, th, eta, lambda, w, W) {
+  if (is.null(w)) w <- prob$w
+  pos <- w > 0
+  l <- glm_row_loss(prob$family, prob$y[pos], eta[pos, , drop = FALSE])$loss
+  sum(w[pos] * l) / W + lambda / 2 * sum(th[-1L, , drop = FALSE]^2)
+}
+
 # Whether lbfgs_lambda() solves the problem in C (lbfgs_span()): in the
 # span of the rows, or on the features turned to the preconditioner's
 # eigenvectors, where it is diagonal.

@@ -27,6 +27,10 @@ glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, after = N
   conv <- logical(L)
   mem0 <- mem
   cur <- NULL
+  # the solver in C, which returns each solution's eta (n x K) with it:
+  # the last two are kept for the next lambda's extrapolated start
+  in_c <- is.null(start) && lbfgs_in_c(prob, P)
+  eta1 <- NULL
   for (i in seq_len(L)) {
     if (!is.null(start)) {
       th <- to_inner(matrix(start[, , i], prob$D + 1L, K), P$zbar)
@@ -40,19 +44,36 @@ glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, after = N
       cur$g[-1L, ] <- cur$g[-1L, , drop = FALSE] + dl * B
       if (i >= 3L && lambda[i] > 0 && lambda[i - 1L] < lambda[i - 2L]) {
         # the solutions before, extrapolated linearly in log lambda, when
-        # that point is lower (one pass; the solver's iterations at small
-        # lambda about halve)
+        # that point is lower (the solver's iterations at small lambda
+        # about halve)
         ex <- path_extrapolate(sol1, sol2, lambda[i - 2L], lambda[i - 1L], lambda[i])
-        new <- glm_eval(prob, ex, lambda[i], P, wp, W)
-        if (is.finite(new$f) && new$f < cur$f) {
-          th <- ex
-          cur <- new
+        if (in_c) {
+          # eta is linear in the inner coordinates: the point's eta is the
+          # same line through the solutions' etas, and its objective costs
+          # no pass; the solver in C then starts from that eta alone, at
+          # half a pass (the gradient's product)
+          eta_ex <- path_extrapolate(eta1, eta2, lambda[i - 2L], lambda[i - 1L], lambda[i])
+          f_ex <- glm_objective_eta(prob, ex, eta_ex, lambda[i], wp, W)
+          if (is.finite(f_ex) && f_ex < cur$f) {
+            th <- ex
+            cur <- list(eta = eta_ex)
+          }
+        } else {
+          new <- glm_eval(prob, ex, lambda[i], P, wp, W)
+          if (is.finite(new$f) && new$f < cur$f) {
+            th <- ex
+            cur <- new
+          }
         }
       }
     }
     r <- lbfgs_lambda(prob, th, lambda[i], P, wp, W, control, mem, cur = cur)
     sol2 <- if (i > 1L) sol1
     sol1 <- r$th
+    if (in_c) {
+      eta2 <- eta1
+      eta1 <- r$cur$eta
+    }
     th <- r$th
     mem <- r$mem
     cur <- r$cur

@@ -227,6 +227,44 @@ test_that("the C solver started from an eta alone evaluates that start as a pass
   }
 })
 
+test_that("the path's extrapolated start: its eta and objective without a pass are a pass's", {
+  # glm_path() in C takes the line through the two solutions before as the
+  # start's eta (eta is linear in the inner coordinates) and its objective
+  # from that eta (glm_objective_eta()); a pass at the point gives both
+  set.seed(36)
+  n <- 70
+  x <- matrix(rnorm(2 * n), n, 2)
+  m <- rff_map(2, D = 30, lengthscale = 1.1)
+  w <- replace(runif(n), 1:4, 0)
+  cases <- list(binomial = list(y = as.double(x[, 1] > 0), K = 1L, off = matrix(0.3, n, 1L)),
+                poisson = list(y = rpois(n, 2), K = 1L, off = NULL),
+                multinomial = list(y = sample(1:3, n, TRUE), K = 3L, off = matrix(0.1, n, 3L)))
+  for (fam in names(cases)) {
+    cs <- cases[[fam]]
+    prob <- rff:::glm_problem(x, cs$y, fam, cs$K, cs$off, w, m, 256L, 1L, Inf, reduce = TRUE)
+    P <- rff:::glm_precond(prob, matrix(0, prob$D + 1L, cs$K), 2L)
+    prob$Z <- prob$Z %*% P$vectors
+    prob$basis <- P$vectors
+    P$zbar <- drop(crossprod(P$vectors, P$zbar))
+    P$vectors <- NULL
+    W <- sum(w)
+    s2 <- matrix(rnorm((prob$D + 1L) * cs$K, sd = 0.2), prob$D + 1L)
+    s1 <- s2 + matrix(rnorm(length(s2), sd = 0.05), nrow(s2))
+    e2 <- rff:::glm_eval(prob, s2, 0.1, P, NULL, W)$eta
+    e1 <- rff:::glm_eval(prob, s1, 0.05, P, NULL, W)$eta
+    ex <- rff:::path_extrapolate(s1, s2, 0.1, 0.05, 0.02)
+    eta <- rff:::path_extrapolate(e1, e2, 0.1, 0.05, 0.02)
+    ev <- rff:::glm_eval(prob, ex, 0.02, P, NULL, W)
+    expect_equal(eta, ev$eta, tolerance = 1e-12, info = fam)
+    expect_equal(rff:::glm_objective_eta(prob, ex, eta, 0.02, NULL, W), ev$f,
+                 tolerance = 1e-13, info = fam)
+    # rows of weight 0 count for nothing, whatever their eta
+    eta[1:4, ] <- 1e6
+    expect_equal(rff:::glm_objective_eta(prob, ex, eta, 0.02, NULL, W), ev$f,
+                 tolerance = 1e-13, info = fam)
+  }
+})
+
 test_that("the folds' starts from an eta: the eta of their coefficients, the same CV", {
   # every start in C given by its eta alone (a fold's, moved by the change
   # of the fit on all rows) is checked against a pass at its coefficients;
@@ -242,6 +280,7 @@ test_that("the folds' starts from an eta: the eta of their coefficients, the sam
     if (!is.null(cur) && is.null(cur$g)) {
       d <- cur$eta - rff:::glm_eval(prob, th, lambda, P, w, W)$eta
       assign("gap", c(get("gap", .(rec)), max(abs(d - mean(d)))), envir = .(rec))
+      assign("fold", c(get("fold", .(rec)), !is.null(w)), envir = .(rec))
     }
   })))
   on.exit(suppressMessages(untrace("lbfgs_span", where = asNamespace("rff"))), add = TRUE)
@@ -249,10 +288,14 @@ test_that("the folds' starts from an eta: the eta of their coefficients, the sam
   ym <- factor(1 + (x[, 1] > 0) + (x[, 2] > 0.5))
   for (y in list(yb, ym)) {
     rec$gap <- numeric()
+    rec$fold <- logical()
     f <- rff_glm(x, y, map = m, lambda = lam, foldid = foldid, standardize = FALSE,
                  control = tight)
-    # all 3 folds at all 5 lambdas
-    expect_length(rec$gap, 15L)
+    # all 3 folds at all 5 lambdas, and the path's extrapolated starts
+    # (glm_path()) where they were taken: at most lambdas 3 to 5
+    expect_equal(sum(rec$fold), 15L)
+    expect_lte(sum(!rec$fold), 3L)
+    expect_gte(sum(!rec$fold), 1L)
     expect_lt(max(rec$gap), 1e-9)
     # the CV deviance: the held-out deviance of the folds' fits from scratch
     dev <- sapply(1:3, function(j) {
