@@ -95,7 +95,7 @@ glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, after = N
     }
   }
   list(coef = coef, loss = loss, iter = iter, converged = conv, eta = eta, lambda = lambda,
-       mem = mem)
+       mem = mem, th = th)
 }
 
 # The memory (MB) the curvature pairs of a cross-validation's folds may
@@ -157,10 +157,12 @@ glm_row_folds <- function(prob, foldid, holdout = FALSE) {
 # fold_pairs_mb too. With `stop_early`, the path stops
 # once three consecutive lambdas have not improved on the best CV measure.
 # With one fold (a held-out set, glm_row_folds(holdout = TRUE)), cvsd is
-# the standard error of the measure over the held-out rows.
+# the standard error of the measure over the held-out rows. With `loose`,
+# the path on all rows is solved to glm_path_loose times the tolerance of
+# `control`, for glm_refine() to finish the lambda chosen.
 # Returns the path (`full`) and cvm, cvsd per lambda.
 glm_cv_path <- function(prob, lambda, P, control, folds, measure, progress = FALSE,
-                        stop_early = FALSE) {
+                        stop_early = FALSE, loose = FALSE) {
   k <- folds$k
   L <- length(lambda)
   vals <- matrix(NA_real_, k, L)
@@ -223,10 +225,33 @@ glm_cv_path <- function(prob, lambda, P, control, folds, measure, progress = FAL
     if (!stop_early || i < 5L) return(FALSE)
     i - which.min(sgn * cvm[seq_len(i)]) >= 3L
   }
-  full <- glm_path(prob, lambda, P, control, after = after)
+  path_control <- control
+  if (loose) path_control$epsilon <- glm_path_loose * control$epsilon
+  full <- glm_path(prob, lambda, P, path_control, after = after)
   keep <- seq_along(full$lambda)
   list(full = full, cvm = cvm[keep], cvsd = cvsd[keep], folds = vals[, keep, drop = FALSE],
        converged = conv)
+}
+
+# The path `full` of glm_cv_path(loose = TRUE) (on the problem `prob` with
+# preconditioner `P`, at lambda values `lambda`) with its lambda `best`
+# solved on to the tolerance of `control`: from its looser solution, and at
+# the path's last lambda from the solver's own state there (its inner
+# coordinates, curvature pairs and, in C, eta). The iterations add up;
+# loss and convergence are the new solution's.
+glm_refine <- function(prob, P, full, lambda, best, control) {
+  last <- best == length(full$lambda)
+  th <- if (last) full$th else to_inner(matrix(full$coef[, , best], prob$D + 1L, prob$K), P$zbar)
+  cur <- if (last && lbfgs_in_c(prob, P)) list(eta = full$eta)
+  r <- lbfgs_lambda(prob, th, lambda[best], P, prob$weights, glm_wsum(prob, NULL), control,
+                    mem = if (last) full$mem, cur = cur)
+  theta <- from_inner(r$th, P$zbar)
+  if (prob$K > 1L) theta[1L, ] <- theta[1L, ] - mean(theta[1L, ])
+  full$coef[, , best] <- theta
+  full$loss[best] <- r$cur$loss
+  full$iter[best] <- full$iter[best] + r$iter
+  full$converged[best] <- r$converged
+  full
 }
 
 # The lambda path of rff_glm(): the given values (sorted decreasing), or

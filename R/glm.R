@@ -77,7 +77,13 @@
 #' error of a deviance; on mlbench::LetterRecognition the path took a
 #' third of the passes of 1e-8 (the folds two thirds), for the same lambda
 #' and test accuracy. Give a smaller `epsilon` for coefficients to more
-#' digits.
+#' digits. A path with a cross-validation (or a held-out set) is solved to
+#' 10 times `epsilon`, as warm starts for the next lambda and the folds
+#' need no more, and `lambda_best` is then solved on to `epsilon` from
+#' there: the coefficients at the other lambdas (`coef(fit, lambda =)`)
+#' are those of the looser tolerance. On mlbench::LetterRecognition the
+#' path, its held-out fold and this last solve took 139 passes over the
+#' rows instead of 173, for the same lambda and test accuracy.
 #'
 #' **Lambda.** With `lambda = NULL` the path has `nlambda` log-spaced values
 #' from lambda_max, the curvature at the start times the total variance of
@@ -405,7 +411,7 @@ glm_fit_candidate <- function(g, map, foldid, measure, stop_early = FALSE,
   } else {
     cv <- glm_cv_path(prob, lambda, P, g$control, glm_row_folds(prob, foldid, holdout),
                       measure, g$progress,
-                      stop_early = stop_early && is.null(g$path$lambda))
+                      stop_early = stop_early && is.null(g$path$lambda), loose = TRUE)
     full <- cv$full
     lambda <- full$lambda
   }
@@ -419,6 +425,10 @@ glm_result <- function(g, r, measure, best = NULL) {
   full <- r$full
   L <- length(r$lambda)
   if (is.null(best)) best <- if (is.null(r$cv)) L else best_by_measure(r$cv$cvm, measure)
+  # a cross-validated path was solved to glm_path_loose times the tolerance
+  if (!is.null(r$cv)) {
+    full <- r$full <- glm_refine(r$prob, r$P, full, r$lambda, best, g$control)
+  }
   glm_convergence_warnings(r, g$control$maxit)
   prob <- r$prob
   theta <- matrix(full$coef[, , best], prob$D + 1L, g$K)

@@ -291,10 +291,11 @@ test_that("the folds' starts from an eta: the eta of their coefficients, the sam
     rec$fold <- logical()
     f <- rff_glm(x, y, map = m, lambda = lam, foldid = foldid, standardize = FALSE,
                  control = tight)
-    # all 3 folds at all 5 lambdas, and the path's extrapolated starts
-    # (glm_path()) where they were taken: at most lambdas 3 to 5
+    # all 3 folds at all 5 lambdas, the path's extrapolated starts
+    # (glm_path()) where they were taken (at most lambdas 3 to 5), and
+    # lambda_best's refinement when it is the last (glm_refine())
     expect_equal(sum(rec$fold), 15L)
-    expect_lte(sum(!rec$fold), 3L)
+    expect_lte(sum(!rec$fold), 3L + (f$best == 5L))
     expect_gte(sum(!rec$fold), 1L)
     expect_lt(max(rec$gap), 1e-9)
     # the CV deviance: the held-out deviance of the folds' fits from scratch
@@ -312,5 +313,41 @@ test_that("the folds' starts from an eta: the eta of their coefficients, the sam
       }, 0)
     })
     expect_equal(f$cvm, unname(rowMeans(dev)), tolerance = 1e-6)
+  }
+})
+
+test_that("a cross-validated path is solved to glm_path_loose epsilon, lambda_best to epsilon", {
+  # the solver's stopping rule, g'P g / 2 <= epsilon (|F| + 0.1), checked
+  # at the fit's coefficients by a pass and the preconditioner in R on the
+  # features as they are (not turned to the preconditioner's eigenvectors).
+  # On these 4 classes the path's own solution at lambda_best breaks the
+  # rule at epsilon (6 times it): the refinement is what meets it.
+  set.seed(44)
+  n <- 300
+  x <- matrix(rnorm(3 * n), n, 3)
+  m <- rff_map(3, D = 80, lengthscale = 1)
+  eps <- 1e-5
+  cases <- list(binomial = factor(x[, 1] * x[, 2] + rnorm(n, sd = 0.5) > 0),
+                multinomial = factor(1 + (x[, 1] > 0) + (x[, 2] + x[, 3] > 0.5) + (x[, 3] > 1)))
+  for (fam in names(cases)) {
+    y <- cases[[fam]]
+    set.seed(1)
+    f <- rff_glm(x, y, map = m, standardize = FALSE, folds = 3, control = list(epsilon = eps))
+    K <- if (fam == "binomial") 1L else nlevels(y)
+    yc <- if (fam == "binomial") as.double(y == levels(y)[2L]) else as.integer(y)
+    prob <- rff:::glm_problem(x, yc, fam, K, NULL, NULL, m, 256L, 1L, Inf)
+    theta0 <- matrix(0, prob$D + 1L, K)
+    theta0[1L, ] <- rff:::glm_start(prob, prob$w)
+    P <- rff:::glm_precond(prob, theta0, length(f$lambda))
+    rule <- vapply(seq_along(f$lambda), function(i) {
+      theta <- rbind(matrix(f$intercept, K)[, i],
+                     matrix(matrix(f$coefficients, prob$D * K)[, i], prob$D))
+      ev <- rff:::glm_eval(prob, rff:::to_inner(theta, P$zbar), f$lambda[i], P, prob$w, n)
+      sum(ev$g * rff:::precond_apply(P, ev$g, f$lambda[i])) / 2 / (abs(ev$f) + 0.1)
+    }, 0)
+    expect_lte(rule[f$best], eps, label = fam)
+    expect_true(all(rule <= rff:::glm_path_loose * eps), label = fam)
+    # the path's other lambdas are looser: the rule at epsilon fails at some
+    if (fam == "multinomial") expect_gt(max(rule[-f$best]), eps, label = fam)
   }
 })
