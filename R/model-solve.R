@@ -80,8 +80,10 @@ lambda_values <- function(path, A, w, trace = NULL) {
 # of the L values of `lambda`, from the normal equations: one Cholesky solve
 # for one value, one eigendecomposition for several (`eig`, when given: the
 # nonzero part from thin_eigen(), or normal equations kept by their thin
-# eigenproblem, `thin`; otherwise that of A), on `threads` cores.
-solve_path <- function(sys, lambda, eig = NULL, threads = 1L) {
+# eigenproblem, `thin`; otherwise that of A), on `threads` cores. Without
+# `coefficients` (a candidate scored and discarded) the coefficients and
+# intercepts stay 0: df and rss need only the eigenpairs.
+solve_path <- function(sys, lambda, eig = NULL, threads = 1L, coefficients = TRUE) {
   A <- sys$A
   n <- if (is.null(sys$w)) sys$n else sys$w
   D <- nrow(sys$b)
@@ -129,13 +131,13 @@ solve_path <- function(sys, lambda, eig = NULL, threads = 1L) {
       df[i] <- sum(s * w)
       rss[i, ] <- sys$yy - colSums(u^2 * (w^2 * (s + 2 * n * lambda[i])))
     }
-    if (!is.null(V)) {
+    if (!is.null(V) && coefficients) {
       # V (u * w_i) for every lambda in one product on `threads` cores (rff's
       # own kernel, rff_blas_info()): the columns of u * w_i side by side
       M <- u[, rep(seq_len(q), L), drop = FALSE] * Wd[, rep(seq_len(L), each = q), drop = FALSE]
       beta[] <- .Call(C_rff_ridge_project, V, M, threads)
     }
-    if (thin) {
+    if (thin && coefficients) {
       G <- 1 / outer(s, n * lambda, `+`)
       for (r in seq_len(q)) {
         C <- e$left %*% ((u[, r] / sqrt(s)) * G)
@@ -149,7 +151,7 @@ solve_path <- function(sys, lambda, eig = NULL, threads = 1L) {
   if (L == 1L) thin <- FALSE
   if (!is.null(sys$zbar)) {
     # a path scored without its vectors has no coefficients, nor intercepts
-    if (method == "cholesky" || !is.null(V) || thin) {
+    if (coefficients && (method == "cholesky" || !is.null(V) || thin)) {
       for (i in seq_len(L)) {
         intercept[, i] <- sys$ybar - drop(crossprod(matrix(beta[, , i], D, q), sys$zbar))
       }

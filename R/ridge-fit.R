@@ -8,8 +8,10 @@
 # kept, so that predict() can solve at any other lambda exactly. With
 # `partial`, a path keeps only A's eigenpairs above 1e-12 of the largest (a
 # candidate only scored); A's eigendecomposition runs on `threads` cores.
-ridge_from_stats <- function(stats, path, loo = NULL, partial = FALSE, threads = 1L) {
-  ridge_path_fit(normal_equations(stats), stats, path, loo, NULL, partial, threads)
+ridge_from_stats <- function(stats, path, loo = NULL, partial = FALSE, threads = 1L,
+                             coefficients = TRUE) {
+  ridge_path_fit(normal_equations(stats), stats, path, loo, NULL, partial, threads,
+                 coefficients)
 }
 
 # The fit of ridge_from_stats() from the normal equations `sys` (of
@@ -17,9 +19,10 @@ ridge_from_stats <- function(stats, path, loo = NULL, partial = FALSE, threads =
 # of rows, the intercept and the response names. `eig`, when given, is the
 # path's thin eigenproblem already solved (thin_eigen(), with the scores of
 # thin_scores() or the weighted centred features of the rows for the
-# coefficients, ridge_rows_fit()).
+# coefficients, ridge_rows_fit()). Without `coefficients`, a candidate only
+# scored and then discarded: the criteria, no coefficients nor intercepts.
 ridge_path_fit <- function(sys, stats, path, loo = NULL, eig = NULL, partial = FALSE,
-                           threads = 1L) {
+                           threads = 1L, coefficients = TRUE) {
   lambda <- lambda_values(path, sys$A, sys$w, sys$trace)
   if (length(lambda) < 2L) {
     eig <- NULL
@@ -28,7 +31,7 @@ ridge_path_fit <- function(sys, stats, path, loo = NULL, eig = NULL, partial = F
     g <- gram_eigen(sys$A, threads)
     eig <- list(values = g$values, vectors = g$left)
   }
-  p <- solve_path(sys, lambda, eig, threads)
+  p <- solve_path(sys, lambda, eig, threads, coefficients)
   n <- stats$n
   sel <- gcv_select(p$rss, p$df, n, sys$w)
   gcv <- sel$gcv
@@ -72,6 +75,7 @@ ridge_path_fit <- function(sys, stats, path, loo = NULL, eig = NULL, partial = F
     fit$eigen <- eig
     fit$coefficients <- fit$intercept <- NULL
   }
+  if (!coefficients) fit$coefficients <- fit$intercept <- NULL
   if (!is.null(loo_mse) && isTRUE(loo$row_errors)) {
     # a scored candidate's rows' LOO errors at its best lambda (ard_keep())
     fit$loo_row_errors <- row_err[, best]
@@ -93,12 +97,14 @@ ridge_path_fit <- function(sys, stats, path, loo = NULL, eig = NULL, partial = F
 # `partial` and `score_only`, a path with more rows than features keeps only
 # the eigenpairs of A above 1e-12 of the largest (gram_eigen()): for
 # candidates that are scored and never refitted (on a subsample or on
-# fewer features than the final fit). Fewer rows than features and several
+# fewer features than the final fit); with `score_only` and not
+# `coefficients` (a candidate that is never the fit), the path's
+# coefficients are not computed. Fewer rows than features and several
 # lambdas: the fit keeps its normal equations by their thin eigenproblem
 # (`normal$thin`, normal_matrix()), without D x D statistics.
 ridge_rows_fit <- function(m, map, rows, path, intercept, chunk_size, threads, criterion,
                            progress = FALSE, score_only = FALSE, eig = NULL,
-                           row_errors = FALSE, partial = FALSE) {
+                           row_errors = FALSE, partial = FALSE, coefficients = TRUE) {
   x <- m$x[rows, , drop = FALSE]
   y <- m$y[rows, , drop = FALSE]
   w <- if (is.null(m$weights)) NULL else m$weights[rows]
@@ -153,7 +159,8 @@ ridge_rows_fit <- function(m, map, rows, path, intercept, chunk_size, threads, c
   # the statistics' share of the fit's work (the rest: the solve)
   share <- as.double(nrow(x)) * map$D^2 / ridge_cost(nrow(x), map$D)
   stats <- accumulate_stats(x, y, map, intercept, chunk_size, threads, progress, w, share)
-  ridge_from_stats(stats, path, loo, partial = partial && score_only, threads = threads)
+  ridge_from_stats(stats, path, loo, partial = partial && score_only, threads = threads,
+                   coefficients = coefficients || !score_only)
 }
 
 # What ridge_path_fit() reads of the statistics, for a fit made from the
@@ -193,6 +200,9 @@ select_lengthscale <- function(m, fit_rows, after = NULL, loo_cols = 0) {
   sub <- if (nsub < n) sort(sample.int(n, nsub)) else seq_len(n)
   if (!is.null(m$weights) && !any(m$weights[sub] > 0)) sub <- seq_len(n)
   reduced <- score_map$D < D
+  # candidates that are never the fit (nor its features check below) need
+  # no coefficients: on a subsample, or on fewer features of many rows
+  discarded <- length(sub) < n || (reduced && large)
   # the progress plan after the search: the refit on all rows (after a
   # subsample or on fewer features), the eigenvectors of a scored dual
   # problem, or the fitted values
@@ -213,7 +223,8 @@ select_lengthscale <- function(m, fit_rows, after = NULL, loo_cols = 0) {
   walk <- lengthscale_walk(function(j) {
     # the rows' LOO errors only for "ard", which pairs them (ard_keep())
     f <- fit_rows(rescale_map(score_map, m$median * 2^(j / 2)), sub, score_only = TRUE,
-                  row_errors = isTRUE(m$ard), partial = reduced || length(sub) < n)
+                  row_errors = isTRUE(m$ard), partial = reduced || length(sub) < n,
+                  coefficients = !discarded)
     crit <<- f$criterion
     lambda_best <<- c(lambda_best, f$lambda_best)
     g <- score(f)

@@ -32,3 +32,48 @@ test_that("rff_glm() on more than 5,000 rows scores its lengthscales on the firs
   expect_true(rff:::glm_coded(list(x = x, y = y, family = "binomial", K = 1L, weights = NULL),
                               list(map = fit$map))$subsampled)
 })
+
+test_that("a candidate that is never the fit is scored without its path's coefficients", {
+  # the criteria of ridge_rows_fit(coefficients = FALSE) are those of the
+  # full fit, without its V (u * w) products; the search passes it for
+  # candidates on a subsample or on the first features of many rows
+  set.seed(73)
+  n <- 400
+  x <- matrix(rnorm(n * 3), n, 3)
+  y <- cbind(sin(2 * x[, 1]) + rnorm(n, sd = 0.2), x[, 2] * x[, 3])
+  m <- list(x = x, y = y, weights = NULL)
+  map <- rff_map(3, D = 60, lengthscale = 1.3)
+  path <- list(lambda = NULL, nlambda = 30L, ratio = 1e-6)
+  for (w in list(NULL, runif(n))) {
+    m$weights <- w
+    a <- rff:::ridge_rows_fit(m, map, seq_len(n), path, TRUE, 128L, 1L, "loo",
+                              score_only = TRUE, partial = TRUE)
+    b <- rff:::ridge_rows_fit(m, map, seq_len(n), path, TRUE, 128L, 1L, "loo",
+                              score_only = TRUE, partial = TRUE, coefficients = FALSE)
+    expect_false(is.null(a$coefficients))
+    expect_null(b$coefficients)
+    expect_null(b$intercept)
+    for (k in c("loo", "gcv", "df", "rss", "lambda", "best", "lambda_best")) {
+      expect_identical(b[[k]], a[[k]], label = k)
+    }
+  }
+  # the search asks for none on a subsample, or on fewer features of many rows
+  seen <- new.env()
+  seen$coef <- logical()
+  suppressMessages(trace(rff:::solve_path, print = FALSE, where = asNamespace("rff"),
+                         tracer = bquote(assign("coef", c(get("coef", .(seen)), coefficients),
+                                                envir = .(seen)))))
+  on.exit(suppressMessages(untrace(rff:::solve_path, where = asNamespace("rff"))))
+  set.seed(74)
+  n <- 5200
+  x <- matrix(rnorm(n * 2), n, 2)
+  yb <- rbinom(n, 1, plogis(2 * sin(2 * x[, 1]) + x[, 2]))
+  fit <- rff_glm(x, yb, family = "binomial", D = 1100, lambda = 1e-3, progress = FALSE)
+  expect_identical(length(seen$coef), nrow(fit$lengthscale_search$table))
+  expect_false(any(seen$coef))
+  # all rows on all features: the winner is the fit, with its coefficients
+  seen$coef <- logical()
+  r <- rff_ridge(x[1:300, ], yb[1:300], D = 200, progress = FALSE)
+  expect_true(all(seen$coef))
+  expect_false(is.null(r$coefficients))
+})
