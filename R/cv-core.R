@@ -137,30 +137,32 @@ walk_plan <- 3.5
 # cross-validation over `folds` folds (L-BFGS passes over the rows, each
 # two products with the features per class, and the fixed costs of a pass,
 # glm_pass_overhead: R's calls for each lambda and fold, the threads'
-# start; about 3 ms, as much as 4e7 multiply-adds of the products): about 7
-# passes per lambda on all rows and 2.5 per lambda and fold, each fold
-# started from the fit on all rows (mlbench::LetterRecognition's first
-# 2,000, 6,000 and 16,000 rows, the last with one held-out fold: 135-139
-# passes of the path of 20 lambdas, 227-251 of 5 folds, 37 of the held-out
-# one); with more `folds` each fold is nearer the fit on all rows and the
-# folds together take about as many passes as 5 (mlbench::Vehicle, 10
-# folds: 236 passes per lambda path, 12 per lambda). `fits`: the folds
-# fitted (1 for a held-out set, one fold of `folds`). With these the time
-# left that the display states was within 0.5 to 1.8 times the real one
-# from 10% on (bench/progress.R,
-# bench/RESULTS-progress.md); with 30 passes per fit it was 6 times too
-# long on LetterRecognition's 16,000 rows.
+# start; about 3 ms, as much as 4e7 multiply-adds of the products). With
+# the path solved to glm_path_loose times the tolerance, mlbench::
+# LetterRecognition's first 2,000, 6,000 and 16,000 rows took 87-92 passes
+# of the path of 20 lambdas (about 4.5 a lambda), 279-299 of 5 folds
+# (about 2.9 a lambda and fold) and 47 of one held-out fold (2.35), and
+# 23.5-25.5 to solve lambda_best on to the tolerance (`refine`:
+# glm_refine(), after the path); with more `folds` each fold is nearer the
+# fit on all rows and the folds together take about as many passes as 5
+# (mlbench::Vehicle, 10 folds: 236 passes per lambda path, 12 per lambda).
+# `fits`: the folds fitted (1 for a held-out set, one fold of `folds`).
+# bench/progress.R, bench/RESULTS-progress.md; with 30 passes per fit the
+# time left was 6 times too long on LetterRecognition's 16,000 rows.
 ridge_cost <- function(rows, D) {
   r <- min(rows, D)
   as.double(rows) * D * r + 7 * as.double(r)^3
 }
 
-glm_cost <- function(rows, D, K, fits, L, folds = fits) {
-  (2 * as.double(rows) * min(rows, D) * K + glm_pass_overhead) * L *
-    (glm_path_passes + glm_fold_passes * min(1, 5 / folds) * fits)
+glm_cost <- function(rows, D, K, fits, L, folds = fits, refine = FALSE) {
+  glm_pass_cost(rows, D, K) *
+    (L * (glm_path_passes + glm_fold_passes * min(1, 5 / folds) * fits) +
+       if (refine) glm_refine_passes else 0)
 }
-glm_path_passes <- 7
-glm_fold_passes <- 2.5
+glm_pass_cost <- function(rows, D, K) 2 * as.double(rows) * min(rows, D) * K + glm_pass_overhead
+glm_path_passes <- 4.5
+glm_fold_passes <- 2.8
+glm_refine_passes <- 24
 glm_pass_overhead <- 5e7
 
 # The work units of a GLM fit's setup (glm_problem(), glm_precond()) on

@@ -159,10 +159,11 @@ glm_row_folds <- function(prob, foldid, holdout = FALSE) {
 # With one fold (a held-out set, glm_row_folds(holdout = TRUE)), cvsd is
 # the standard error of the measure over the held-out rows. With `loose`,
 # the path on all rows is solved to glm_path_loose times the tolerance of
-# `control`, for glm_refine() to finish the lambda chosen.
+# `control`, for glm_refine() to finish the lambda chosen; the progress
+# stage of the path then spans `share` of what its parent has left.
 # Returns the path (`full`) and cvm, cvsd per lambda.
 glm_cv_path <- function(prob, lambda, P, control, folds, measure, progress = FALSE,
-                        stop_early = FALSE, loose = FALSE) {
+                        stop_early = FALSE, loose = FALSE, share = 1) {
   k <- folds$k
   L <- length(lambda)
   vals <- matrix(NA_real_, k, L)
@@ -179,7 +180,7 @@ glm_cv_path <- function(prob, lambda, P, control, folds, measure, progress = FAL
   one_set <- k == 1L
   pb <- progress_stage(if (one_set) "validation over lambda (one held-out set)" else
                          sprintf("cross-validation over lambda (%d folds)", k), work[L],
-                       progress && L > 1L)
+                       progress && L > 1L, share = share)
   on.exit(pb$close(), add = TRUE)
   se <- rep(NA_real_, L)
   prev <- NULL

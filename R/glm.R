@@ -251,7 +251,7 @@ rff_glm.default <- function(x, y, family = c("binomial", "multinomial", "poisson
   if (cv && holdout) holdout <- glm_holdout_usable(g, foldid, holdout_given)
   st <- progress_stage("fit")
   r <- glm_fit_candidate(g, g$map, foldid, "deviance", stop_early = TRUE,
-                         holdout = holdout)
+                         holdout = holdout, refine = cv)
   fit <- glm_result(g, r, "deviance")
   st$close()
   progress_finish()
@@ -338,7 +338,8 @@ glm_auto_lengthscale <- function(g, mm) {
   L <- if (is.null(g$path$lambda)) g$path$nlambda else length(g$path$lambda)
   # (one held-out fold on more than glm_holdout_rows rows, by default)
   nf <- if (nrow(g$x) > glm_holdout_rows) 1L else 5L
-  after <- glm_setup_cost(nrow(g$x), mm$map$D) + glm_cost(nrow(g$x), mm$map$D, g$K, nf, L, 5L)
+  after <- glm_setup_cost(nrow(g$x), mm$map$D) +
+    glm_cost(nrow(g$x), mm$map$D, g$K, nf, L, 5L, refine = TRUE)
   s <- select_lengthscale(m, fit_rows, after = after, loo_cols = ncol(m$y) * path$nlambda)
   if (isTRUE(mm$ard)) {
     ard_st <- ard_stage(nrow(m$x), mm$map$D)
@@ -369,14 +370,17 @@ glm_coded <- function(g, mm) {
 # `foldid`, its cross-validation by `measure`. Returns the problem, the
 # path, the preconditioner and the CV.
 glm_fit_candidate <- function(g, map, foldid, measure, stop_early = FALSE,
-                              holdout = FALSE) {
+                              holdout = FALSE, refine = FALSE) {
   # the progress of the features and the preconditioner (glm_setup_cost()):
   # their share of the candidate's plan
   n <- nrow(g$x)
   L <- if (is.null(g$path$lambda)) g$path$nlambda else length(g$path$lambda)
   nf <- if (is.null(foldid)) 0L else if (holdout) 1L else max(foldid)
   setup <- glm_setup_cost(n, map$D)
-  fit_cost <- glm_cost(n, map$D, g$K, nf, L, if (is.null(foldid)) 0L else max(foldid))
+  fit_cost <- glm_cost(n, map$D, g$K, nf, L, if (is.null(foldid)) 0L else max(foldid),
+                       refine = refine)
+  # the path's share of the fit, the rest glm_result()'s refinement
+  path_share <- 1 - refine * glm_pass_cost(n, map$D, g$K) * glm_refine_passes / fit_cost
   st <- progress_stage("features and preconditioner", 1, share = setup / (setup + fit_cost))
   on.exit(st$close(), add = TRUE)
   prob <- glm_problem(g$x, g$y, g$family, g$K, g$offset, g$weights, map, g$chunk_size,
@@ -411,7 +415,8 @@ glm_fit_candidate <- function(g, map, foldid, measure, stop_early = FALSE,
   } else {
     cv <- glm_cv_path(prob, lambda, P, g$control, glm_row_folds(prob, foldid, holdout),
                       measure, g$progress,
-                      stop_early = stop_early && is.null(g$path$lambda), loose = TRUE)
+                      stop_early = stop_early && is.null(g$path$lambda), loose = TRUE,
+                      share = path_share)
     full <- cv$full
     lambda <- full$lambda
   }
@@ -427,7 +432,10 @@ glm_result <- function(g, r, measure, best = NULL) {
   if (is.null(best)) best <- if (is.null(r$cv)) L else best_by_measure(r$cv$cvm, measure)
   # a cross-validated path was solved to glm_path_loose times the tolerance
   if (!is.null(r$cv)) {
+    st <- progress_stage("lambda_best to the tolerance",
+                         glm_pass_cost(r$prob$n, r$prob$D, g$K) * glm_refine_passes)
     full <- r$full <- glm_refine(r$prob, r$P, full, r$lambda, best, g$control)
+    st$close()
   }
   glm_convergence_warnings(r, g$control$maxit)
   prob <- r$prob

@@ -138,13 +138,16 @@ test_that("the plan of a GLM fit's setup: the span of its rows below D rows, the
   expect_equal(rff:::glm_setup_cost(n, D), 5 * n^2 * D + 16 * n^3)
   n <- 3000
   expect_equal(rff:::glm_setup_cost(n, D), 2 * n * D^2 + 7 * D^3)
-  # the folds' passes: 2.5 per lambda and fold up to 5 folds, 12.5 per
-  # lambda for more; a held-out set (1 fit of 5 folds) 2.5
+  # the path's passes: 4.5 per lambda; the folds': 2.8 per lambda and fold
+  # up to 5 folds, 14 per lambda for more; a held-out set (1 fit of 5
+  # folds) 2.8; lambda_best's refinement 24 in all
   unit <- 2 * n * D * 3 + rff:::glm_pass_overhead
-  expect_equal(rff:::glm_cost(n, D, 3, 10, 20), unit * 20 * (7 + 12.5))
-  expect_equal(rff:::glm_cost(n, D, 3, 4, 20), unit * 20 * (7 + 10))
-  expect_equal(rff:::glm_cost(n, D, 3, 1, 20, 5), unit * 20 * (7 + 2.5))
-  expect_equal(rff:::glm_cost(n, D, 3, 0, 20, 0), unit * 20 * 7)
+  expect_equal(rff:::glm_pass_cost(n, D, 3), unit)
+  expect_equal(rff:::glm_cost(n, D, 3, 10, 20), unit * 20 * (4.5 + 14))
+  expect_equal(rff:::glm_cost(n, D, 3, 4, 20), unit * 20 * (4.5 + 11.2))
+  expect_equal(rff:::glm_cost(n, D, 3, 1, 20, 5), unit * 20 * (4.5 + 2.8))
+  expect_equal(rff:::glm_cost(n, D, 3, 1, 20, 5, refine = TRUE), unit * (20 * (4.5 + 2.8) + 24))
+  expect_equal(rff:::glm_cost(n, D, 3, 0, 20, 0), unit * 20 * 4.5)
 })
 
 test_that("rff_glm() and rff_cv() show one display naming their stages", {
@@ -163,6 +166,16 @@ test_that("rff_glm() and rff_cv() show one display naming their stages", {
   setup <- grep("^rff_glm: fit: features and preconditioner", msgs)
   expect_true(length(setup) > 0L)
   expect_lt(max(setup), min(grep("^rff_glm: fit: cross-validation", msgs)))
+  # and lambda_best solved on to the tolerance after the path, in a share
+  # of the fit the path left for it
+  refine <- grep("^rff_glm: fit: lambda_best to the tolerance", msgs)
+  expect_true(length(refine) > 0L)
+  expect_gt(min(refine), max(grep("^rff_glm: fit: cross-validation", msgs)))
+  # (the i-th update is msgs[i]): the work done when the refinement starts
+  ups <- r$events[types == "update"]
+  expect_length(ups, length(msgs))
+  done <- cumsum(vapply(ups, `[[`, 0, "amount"))
+  expect_lt(done[min(refine)], 995)
   expect_equal(sum(vapply(r$events[types == "update"], `[[`, 0, "amount")), 1000)
   msgs <- character()
   r <- progress_record(withCallingHandlers(rff_cv(x, y, D = 20, folds = 4, progress = TRUE),
