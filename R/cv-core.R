@@ -141,11 +141,12 @@ walk_plan <- 3.5
 # the path solved to glm_path_loose times the tolerance, mlbench::
 # LetterRecognition's first 2,000, 6,000 and 16,000 rows took 87-92 passes
 # of the path of 20 lambdas (about 4.5 a lambda), 279-299 of 5 folds
-# (about 2.9 a lambda and fold) and 47 of one held-out fold (2.35), and
-# 23.5-25.5 to solve lambda_best on to the tolerance (`refine`:
-# glm_refine(), after the path); with more `folds` each fold is nearer the
-# fit on all rows and the folds together take about as many passes as 5
-# (mlbench::Vehicle, 10 folds: 236 passes per lambda path, 12 per lambda).
+# (about 2.9 a lambda and fold) and 47 of one held-out fold (2.35; the
+# plan takes 2.8 for both), and 23.5-25.5 to solve lambda_best on to the
+# tolerance (`refine`: glm_refine(), after the path); with more `folds`
+# each fold is nearer the fit on all rows and the folds together take
+# about as many passes as 5 (mlbench::Vehicle, 10 folds: 236 passes per
+# lambda path, 12 per lambda, measured with the path at the tolerance).
 # `fits`: the folds fitted (1 for a held-out set, one fold of `folds`).
 # bench/progress.R, bench/RESULTS-progress.md; with 30 passes per fit the
 # time left was 6 times too long on LetterRecognition's 16,000 rows.

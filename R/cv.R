@@ -70,7 +70,10 @@
 #' the fit on all rows; the lambda path defaults to 20 values down to 1e-4
 #' of the largest. `fit` is then the [rff_glm()] fit on all rows at the best
 #' lengthscale, whose path holds `lambda_min` and `lambda_1se`; [predict()]
-#' takes the types of [predict.rff_glm()] (default `"link"`).
+#' takes the types of [predict.rff_glm()] (default `"link"`). As in
+#' [rff_glm()], the path is solved to 10 times `control$epsilon` and
+#' `lambda_min` then to `epsilon`: the coefficients at `lambda_1se` are
+#' those of the looser tolerance.
 #'
 #' @inheritParams rff_ridge
 #' @inheritParams rff_glm

@@ -96,13 +96,15 @@ glm_apply_sample <- function(S, info, map, chunk_size, threads, cache_mb, interc
 # rows stayed on the workers: the deviances from the chunks' sums, the
 # training classification from a last round at lambda_best.
 glm_apply_result <- function(S, r, info, prob, sp, control, intercept) {
+  L <- length(r$lambda)
+  best <- if (is.null(r$cv)) L else best_by_measure(r$cv$cvm, "deviance")
+  # a cross-validated path: lambda_best solved on to the tolerance
+  if (isTRUE(r$full$loose)) r$full <- glm_refine(prob, r$P, r$full, r$lambda, best, control)
   glm_convergence_warnings(r, control$maxit, "rff_glm_apply")
   full <- r$full
-  L <- length(r$lambda)
   K <- info$K
   D <- prob$D
   fam <- prob$family
-  best <- if (is.null(r$cv)) L else best_by_measure(r$cv$cvm, "deviance")
   chunk_sum <- function(res, field = NULL) {
     out <- 0
     for (x in res) out <- out + (if (is.null(field)) x else x[[field]])

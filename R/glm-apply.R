@@ -22,8 +22,9 @@
 #' `standardize = FALSE`) to the solver's tolerance: the objective, the
 #' start, the preconditioner (estimated on the same random rows: with the
 #' same seed, `rff_glm()` and `rff_glm_apply()` draw the same sample) and
-#' the L-BFGS iterations are the same; only the order of the sums differs,
-#' by rounding.
+#' the L-BFGS iterations are the same (a cross-validated path solved to 10
+#' times `epsilon`, `lambda_best` then to `epsilon`, as in [rff_glm()]);
+#' only the order of the sums differs, by rounding.
 #'
 #' **Inputs** are used on the map's scale, as in [rff_stats_apply()]
 #' (there is no standardization: draw the map with the lengthscale the
@@ -203,11 +204,11 @@ rff_glm_apply <- function(chunks, read, map, family = c("binomial", "multinomial
     full <- glm_path(prob, lam, P, control)
   } else {
     cv <- glm_cv_path(prob, lam, P, control, glm_remote_folds(S, info), "deviance", progress,
-                      stop_early = is.null(path$lambda))
+                      stop_early = is.null(path$lambda), loose = TRUE)
     full <- cv$full
     lam <- full$lambda
   }
-  r <- list(full = full, cv = cv, lambda = lam)
+  r <- list(full = full, cv = cv, lambda = lam, P = P)
   fit <- glm_apply_result(S, r, info, prob, sp, control, intercept)
   fit$call <- cl
   fit

@@ -35,8 +35,11 @@ glm_cv <- function(cl, x, y, family, type.measure, folds, lambda, lengthscale, m
     list(score = min(sgn * r$cv$cvm, na.rm = TRUE), cvm = r$cv$cvm, cvsd = r$cv$cvsd, r = r)
   }
   L <- if (is.null(g$path$lambda)) g$path$nlambda else length(g$path$lambda)
+  # after the candidates: the best's lambda solved on to the tolerance
+  # (glm_result())
   cv <- cv_lengthscales(candidates, if (walk) g$median, fit_one,
-                        cost = glm_setup_cost(n, g$map$D) + glm_cost(n, g$map$D, g$K, max(foldid), L))
+                        cost = glm_setup_cost(n, g$map$D) + glm_cost(n, g$map$D, g$K, max(foldid), L),
+                        after = glm_pass_cost(n, g$map$D, g$K) * glm_refine_passes)
   candidates <- cv$candidates
   ard <- NULL
   if (walk && g$ard) {

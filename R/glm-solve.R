@@ -7,7 +7,9 @@
 # the two before, when it is lower). `w` NULL: the problem's weights (a fold
 # passes its training weights). Returns coefficients ((D + 1) x K x L, in
 # the original coordinates), the loss, eta at the last lambda, iterations
-# and convergence. `start_eta`: the linear predictor at `start` (one
+# and convergence, and the solver's state at the last lambda (its inner
+# coordinates `th` and curvature pairs `mem`, for glm_refine() and the
+# folds' starts). `start_eta`: the linear predictor at `start` (one
 # lambda), which spares the start's product Z B in C (lbfgs_lambda()).
 # `after(i, theta, mem, eta)` sees each solution and its eta.
 glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, after = NULL,
@@ -159,7 +161,8 @@ glm_row_folds <- function(prob, foldid, holdout = FALSE) {
 # With one fold (a held-out set, glm_row_folds(holdout = TRUE)), cvsd is
 # the standard error of the measure over the held-out rows. With `loose`,
 # the path on all rows is solved to glm_path_loose times the tolerance of
-# `control`, for glm_refine() to finish the lambda chosen; the progress
+# `control` (and `full$loose` says so), for glm_refine() to finish the
+# lambda chosen; the progress
 # stage of the path then spans `share` of what its parent has left.
 # Returns the path (`full`) and cvm, cvsd per lambda.
 glm_cv_path <- function(prob, lambda, P, control, folds, measure, progress = FALSE,
@@ -229,6 +232,7 @@ glm_cv_path <- function(prob, lambda, P, control, folds, measure, progress = FAL
   path_control <- control
   if (loose) path_control$epsilon <- glm_path_loose * control$epsilon
   full <- glm_path(prob, lambda, P, path_control, after = after)
+  full$loose <- loose
   keep <- seq_along(full$lambda)
   list(full = full, cvm = cvm[keep], cvsd = cvsd[keep], folds = vals[, keep, drop = FALSE],
        converged = conv)

@@ -431,7 +431,7 @@ glm_result <- function(g, r, measure, best = NULL) {
   L <- length(r$lambda)
   if (is.null(best)) best <- if (is.null(r$cv)) L else best_by_measure(r$cv$cvm, measure)
   # a cross-validated path was solved to glm_path_loose times the tolerance
-  if (!is.null(r$cv)) {
+  if (isTRUE(full$loose)) {
     st <- progress_stage("lambda_best to the tolerance",
                          glm_pass_cost(r$prob$n, r$prob$D, g$K) * glm_refine_passes)
     full <- r$full <- glm_refine(r$prob, r$P, full, r$lambda, best, g$control)

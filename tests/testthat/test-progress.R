@@ -176,6 +176,17 @@ test_that("rff_glm() and rff_cv() show one display naming their stages", {
   expect_length(ups, length(msgs))
   done <- cumsum(vapply(ups, `[[`, 0, "amount"))
   expect_lt(done[min(refine)], 995)
+  # rff_cv() with a family plans it after its candidates, as well
+  msgs <- character()
+  set.seed(64)
+  r <- progress_record(withCallingHandlers(
+    rff_cv(Species ~ ., iris, family = "multinomial", D = 20, folds = 4, progress = TRUE),
+    progression = keep))
+  types <- vapply(r$events, `[[`, "", "type")
+  refine <- grep("lambda_best to the tolerance", msgs)
+  expect_true(length(refine) > 0L)
+  done <- cumsum(vapply(r$events[types == "update"], `[[`, 0, "amount"))
+  expect_lt(done[min(refine)], 995)
   expect_equal(sum(vapply(r$events[types == "update"], `[[`, 0, "amount")), 1000)
   msgs <- character()
   r <- progress_record(withCallingHandlers(rff_cv(x, y, D = 20, folds = 4, progress = TRUE),
