@@ -161,6 +161,7 @@ glm_cost <- function(rows, D, K, fits, L, folds = fits, refine = FALSE) {
        if (refine) glm_refine_passes else 0)
 }
 glm_pass_cost <- function(rows, D, K) 2 * as.double(rows) * min(rows, D) * K + glm_pass_overhead
+glm_refine_cost <- function(rows, D, K) glm_pass_cost(rows, D, K) * glm_refine_passes
 glm_path_passes <- 4.5
 glm_fold_passes <- 2.8
 glm_refine_passes <- 24

@@ -39,7 +39,7 @@ glm_cv <- function(cl, x, y, family, type.measure, folds, lambda, lengthscale, m
   # (glm_result())
   cv <- cv_lengthscales(candidates, if (walk) g$median, fit_one,
                         cost = glm_setup_cost(n, g$map$D) + glm_cost(n, g$map$D, g$K, max(foldid), L),
-                        after = glm_pass_cost(n, g$map$D, g$K) * glm_refine_passes)
+                        after = glm_refine_cost(n, g$map$D, g$K))
   candidates <- cv$candidates
   ard <- NULL
   if (walk && g$ard) {

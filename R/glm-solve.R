@@ -49,23 +49,17 @@ glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, after = N
         # that point is lower (the solver's iterations at small lambda
         # about halve)
         ex <- path_extrapolate(sol1, sol2, lambda[i - 2L], lambda[i - 1L], lambda[i])
-        if (in_c) {
+        new <- if (in_c) {
           # eta is linear in the inner coordinates: the point's eta is the
           # same line through the solutions' etas, and its objective costs
           # no pass; the solver in C then starts from that eta alone, at
           # half a pass (the gradient's product)
           eta_ex <- path_extrapolate(eta1, eta2, lambda[i - 2L], lambda[i - 1L], lambda[i])
-          f_ex <- glm_objective_eta(prob, ex, eta_ex, lambda[i], wp, W)
-          if (is.finite(f_ex) && f_ex < cur$f) {
-            th <- ex
-            cur <- list(eta = eta_ex)
-          }
-        } else {
-          new <- glm_eval(prob, ex, lambda[i], P, wp, W)
-          if (is.finite(new$f) && new$f < cur$f) {
-            th <- ex
-            cur <- new
-          }
+          list(f = glm_objective_eta(prob, ex, eta_ex, lambda[i], wp, W), eta = eta_ex)
+        } else glm_eval(prob, ex, lambda[i], P, wp, W)
+        if (is.finite(new$f) && new$f < cur$f) {
+          th <- ex
+          cur <- if (in_c) list(eta = new$eta) else new
         }
       }
     }

@@ -380,7 +380,7 @@ glm_fit_candidate <- function(g, map, foldid, measure, stop_early = FALSE,
   fit_cost <- glm_cost(n, map$D, g$K, nf, L, if (is.null(foldid)) 0L else max(foldid),
                        refine = refine)
   # the path's share of the fit, the rest glm_result()'s refinement
-  path_share <- 1 - refine * glm_pass_cost(n, map$D, g$K) * glm_refine_passes / fit_cost
+  path_share <- 1 - refine * glm_refine_cost(n, map$D, g$K) / fit_cost
   st <- progress_stage("features and preconditioner", 1, share = setup / (setup + fit_cost))
   on.exit(st$close(), add = TRUE)
   prob <- glm_problem(g$x, g$y, g$family, g$K, g$offset, g$weights, map, g$chunk_size,
@@ -433,7 +433,7 @@ glm_result <- function(g, r, measure, best = NULL) {
   # a cross-validated path was solved to glm_path_loose times the tolerance
   if (isTRUE(full$loose)) {
     st <- progress_stage("lambda_best to the tolerance",
-                         glm_pass_cost(r$prob$n, r$prob$D, g$K) * glm_refine_passes)
+                         glm_refine_cost(r$prob$n, r$prob$D, g$K))
     full <- r$full <- glm_refine(r$prob, r$P, full, r$lambda, best, g$control)
     st$close()
   }

@@ -189,6 +189,19 @@ test_that("the L-BFGS in C takes the R code's iterations, step for step", {
   }
 })
 
+# A problem with more rows than features, its features turned to the
+# preconditioner's eigenvectors (as glm_fit_candidate() turns them), where
+# the solver runs in C.
+rotated_problem <- function(x, y, family, K, offset, w, map) {
+  prob <- rff:::glm_problem(x, y, family, K, offset, w, map, 256L, 1L, Inf, reduce = TRUE)
+  P <- rff:::glm_precond(prob, matrix(0, prob$D + 1L, K), 2L)
+  prob$Z <- prob$Z %*% P$vectors
+  prob$basis <- P$vectors
+  P$zbar <- drop(crossprod(P$vectors, P$zbar))
+  P$vectors <- NULL
+  list(prob = prob, P = P)
+}
+
 test_that("the C solver started from an eta alone evaluates that start as a pass does", {
   set.seed(34)
   n <- 60
@@ -199,14 +212,9 @@ test_that("the C solver started from an eta alone evaluates that start as a pass
                 multinomial = list(y = sample(1:3, n, TRUE), K = 3L, off = NULL))
   for (fam in names(cases)) {
     cs <- cases[[fam]]
-    prob <- rff:::glm_problem(x, cs$y, fam, cs$K, cs$off, w, m, 256L, 1L, Inf, reduce = TRUE)
-    theta0 <- matrix(0, prob$D + 1L, cs$K)
-    P <- rff:::glm_precond(prob, theta0, 2L)
-    # more rows than features: the features turned to the eigenvectors
-    prob$Z <- prob$Z %*% P$vectors
-    prob$basis <- P$vectors
-    P$zbar <- drop(crossprod(P$vectors, P$zbar))
-    P$vectors <- NULL
+    rp <- rotated_problem(x, cs$y, fam, cs$K, cs$off, w, m)
+    prob <- rp$prob
+    P <- rp$P
     expect_true(rff:::lbfgs_in_c(prob, P))
     th <- matrix(rnorm((prob$D + 1L) * cs$K, sd = 0.3), prob$D + 1L)
     W <- sum(w)
@@ -241,12 +249,9 @@ test_that("the path's extrapolated start: its eta and objective without a pass a
                 multinomial = list(y = sample(1:3, n, TRUE), K = 3L, off = matrix(0.1, n, 3L)))
   for (fam in names(cases)) {
     cs <- cases[[fam]]
-    prob <- rff:::glm_problem(x, cs$y, fam, cs$K, cs$off, w, m, 256L, 1L, Inf, reduce = TRUE)
-    P <- rff:::glm_precond(prob, matrix(0, prob$D + 1L, cs$K), 2L)
-    prob$Z <- prob$Z %*% P$vectors
-    prob$basis <- P$vectors
-    P$zbar <- drop(crossprod(P$vectors, P$zbar))
-    P$vectors <- NULL
+    rp <- rotated_problem(x, cs$y, fam, cs$K, cs$off, w, m)
+    prob <- rp$prob
+    P <- rp$P
     W <- sum(w)
     s2 <- matrix(rnorm((prob$D + 1L) * cs$K, sd = 0.2), prob$D + 1L)
     s1 <- s2 + matrix(rnorm(length(s2), sd = 0.05), nrow(s2))
