@@ -7,6 +7,7 @@
 #endif
 #include "rff.h"
 #include <stdint.h>
+#include <stdlib.h>
 #ifndef _WIN32
 #include <dlfcn.h>
 #endif
@@ -219,6 +220,9 @@ static void dgemm_blocks(const char *ta, const char *tb, int m, int n, int k,
        started for each costs more than it saves, and its idle threads spin
        on a core another process may need) */
     if (nb < 2 || (by_rows && (double) m * n * k < RFF_ROWS_MIN_WORK)) threads = 1;
+    /* a'b by rows of c (a GLM pass's Z'R): b' packed once for all blocks */
+    double *packed = own && by_rows && atr && !btr && nb > 1 ? rff_gemm_cols_pack(n, k, b, ldb)
+        : NULL;
     int prev = rff_blas_set_threads(1);
     /* dynamic: a thread on a core busy with another process takes fewer
        blocks (each block is the same product whichever thread runs it) */
@@ -232,12 +236,17 @@ static void dgemm_blocks(const char *ta, const char *tb, int m, int n, int k,
         const double *ab = by_rows ? a + (atr ? (R_xlen_t) c0 * lda : c0) : a;
         const double *bb = by_rows ? b : b + (btr ? c0 : (R_xlen_t) c0 * ldb);
         double *cb = by_rows ? c + c0 : c + (R_xlen_t) c0 * ldc;
+        if (packed) {
+            rff_gemm_cols(mb, nw, k, ab, lda, packed, beta, cb, ldc);
+            continue;
+        }
         if (own && rff_gemm(atr, btr, mb, nw, k, ab, lda, bb, ldb, beta, cb, ldc, -1) == 0)
             continue;
         F77_CALL(dgemm)(ta, tb, &mb, &nw, &k, &one, ab, &lda, bb, &ldb, &beta,
                         cb, &ldc FCONE FCONE);
     }
     rff_blas_set_threads(prev);
+    free(packed);
 }
 
 /* ... in column blocks: products with many columns. */

@@ -67,6 +67,10 @@ void rff_blas_detect(void);
 int rff_gemm_available(void);
 int rff_gemm(int ta, int tb, int m, int n, int k, const double *a, int lda,
              const double *b, int ldb, double beta, double *c, int ldc, int tri);
+/* a'b for blocks of columns of a with one narrow b, b' packed once. */
+double *rff_gemm_cols_pack(int n, int k, const double *b, int ldb);
+void rff_gemm_cols(int m, int n, int k, const double *a, int lda, const double *packed,
+                   double beta, double *c, int ldc);
 /* Whether the large products run on rff's own kernel, and its switch. */
 int rff_blas_own(void);
 void rff_blas_set_own(int on);

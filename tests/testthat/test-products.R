@@ -162,7 +162,8 @@ test_that("products in row blocks (a GLM pass's Z B and Z'R) on both routes, any
   set.seed(8)
   for (route in c("auto", "blas")) with_products(route, {
     # 300 rows: two full blocks of 128 and a part one; 26 and 1 columns
-    for (shape in list(c(300, 70, 26), c(300, 130, 1), c(129, 257, 5), c(7, 3, 2))) {
+    for (shape in list(c(300, 70, 26), c(300, 130, 1), c(129, 257, 5), c(7, 3, 2),
+                       c(600, 260, 26))) {
       Z <- matrix(rnorm(shape[1] * shape[2]), shape[1], shape[2])
       B <- matrix(rnorm(shape[2] * shape[3]), shape[2], shape[3])
       R <- matrix(rnorm(shape[1] * shape[3]), shape[1], shape[3])
@@ -174,6 +175,15 @@ test_that("products in row blocks (a GLM pass's Z B and Z'R) on both routes, any
       zr2 <- .Call(rff:::C_rff_rows_product, Z, R, TRUE, 2L)
       expect_equal(zr1, crossprod(Z, R), tolerance = 1e-13)
       expect_identical(zr1, zr2)
+      if (shape[2] > 128) {
+        # Z'R in blocks of 128 rows, R' packed once for all blocks (own
+        # kernel): the same sums as one block alone, whose R' is packed for it
+        expect_identical(zr1[1:128, , drop = FALSE],
+                         .Call(rff:::C_rff_rows_product, Z[, 1:128], R, TRUE, 1L))
+        last <- 129:shape[2]
+        expect_identical(zr1[last, , drop = FALSE],
+                         .Call(rff:::C_rff_rows_product, Z[, last, drop = FALSE], R, TRUE, 1L))
+      }
     }
     expect_identical(.Call(rff:::C_rff_rows_product, matrix(0, 0, 3), matrix(1, 3, 2), FALSE, 2L),
                      matrix(0, 0, 2))
