@@ -10,9 +10,15 @@ own_product <- function(a, b, ta = FALSE, tb = FALSE, beta = 0, c = NULL, tri = 
 }
 has_own <- function() !is.null(own_product(matrix(1), matrix(1)))
 
+# (the option reaches the C code when an exported function checks its
+# `threads`; the products called here directly need it handed over)
 with_products <- function(route, code) {
   old <- options(rff.products = route)
-  on.exit(options(old))
+  on.exit({
+    options(old)
+    rff:::sync_products()
+  })
+  rff:::sync_products()
   force(code)
 }
 
