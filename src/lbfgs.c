@@ -105,37 +105,38 @@ static double lb_eval(lb_prob *p, const double *th, double *g, double *loss_out)
     return lb_from_eta(p, th, g, loss_out);
 }
 
-/* out = P g: rotate the classes by U, scale (1 / mu for the intercepts,
-   1 / (s mu + lambda) for the features), rotate back; `work` holds
-   (r + 1) x K. Each entry is summed over the classes in their order, as a
-   product of one row of g with a column of U would be, but a class at a
-   time down all rows: a row at a time, the sums were chains of dependent
-   additions (about 2 ms a call for 1,225 rows and 26 classes, which every
+/* out = g U (`trans` 0) or g U' (1), g and out (r + 1) x K: each entry
+   summed over the classes in their order, a class at a time down all rows
+   (a row at a time, the sums were chains of dependent additions: about 2
+   ms a preconditioner's call for 1,225 rows and 26 classes, which every
    iteration and every curvature pair carried over to a lambda paid). */
-static void lb_precond(const lb_prob *p, const double *g, double *out, double *work)
+static void lb_rotate(const double *g, const double *U, int K, int ld, int trans, double *out)
 {
-    const int K = p->K, ld = p->r + 1;
-    for (int k = 0; k < K; k++) {
-        double *wk = work + (R_xlen_t) k * ld;
-        for (int j = 0; j < ld; j++) wk[j] = 0.0;
-        for (int l = 0; l < K; l++) {
-            const double u = p->U[l + k * K];
-            const double *gl = g + (R_xlen_t) l * ld;
-            for (int j = 0; j < ld; j++) wk[j] += gl[j] * u;
-        }
-        const double *den = p->inv_den + (R_xlen_t) k * p->r;
-        wk[0] *= p->inv_mu[k];
-        for (int j = 1; j < ld; j++) wk[j] *= den[j - 1];
-    }
     for (int k = 0; k < K; k++) {
         double *ok = out + (R_xlen_t) k * ld;
         for (int j = 0; j < ld; j++) ok[j] = 0.0;
         for (int l = 0; l < K; l++) {
-            const double u = p->U[k + l * K];
-            const double *wl = work + (R_xlen_t) l * ld;
-            for (int j = 0; j < ld; j++) ok[j] += wl[j] * u;
+            const double u = trans ? U[k + l * K] : U[l + k * K];
+            const double *gl = g + (R_xlen_t) l * ld;
+            for (int j = 0; j < ld; j++) ok[j] += gl[j] * u;
         }
     }
+}
+
+/* out = P g: rotate the classes by U, scale (1 / mu for the intercepts,
+   1 / (s mu + lambda) for the features), rotate back; `work` holds
+   (r + 1) x K. */
+static void lb_precond(const lb_prob *p, const double *g, double *out, double *work)
+{
+    const int K = p->K, ld = p->r + 1;
+    lb_rotate(g, p->U, K, ld, 0, work);
+    for (int k = 0; k < K; k++) {
+        double *wk = work + (R_xlen_t) k * ld;
+        const double *den = p->inv_den + (R_xlen_t) k * p->r;
+        wk[0] *= p->inv_mu[k];
+        for (int j = 1; j < ld; j++) wk[j] *= den[j - 1];
+    }
+    lb_rotate(work, p->U, K, ld, 1, out);
 }
 
 static double dot(const double *a, const double *b, R_xlen_t m)
