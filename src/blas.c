@@ -168,6 +168,8 @@ void rff_dsyrk_threads(const char *trans, int n, int k, const double *a,
     }
     const int nb = (n + RFF_SPLIT_COLS - 1) / RFF_SPLIT_COLS;
     const int own = rff_blas_own();
+    /* op(a) packed once for all blocks (each reads its first c0 + w rows) */
+    double *packed = own && nb > 1 ? rff_gemm_pack(tr, n, k, a, lda) : NULL;
     int prev = rff_blas_set_threads(1);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1)
@@ -179,6 +181,9 @@ void rff_dsyrk_threads(const char *trans, int n, int k, const double *a,
         const double *ab = a + (tr ? (R_xlen_t) c0 * lda : c0);
         double *cb = c + (R_xlen_t) c0 * ldc;
         /* rff's kernel: rows 0..c0 + w of the block's columns at once */
+        if (packed && rff_gemm_packed(!tr, c0 + w, w, k, packed, n, ab, lda, beta, cb, ldc,
+                                      c0) == 0)
+            continue;
         if (own && rff_gemm(tr, !tr, c0 + w, w, k, a, lda, ab, lda, beta, cb, ldc,
                             c0) == 0)
             continue;
@@ -189,6 +194,7 @@ void rff_dsyrk_threads(const char *trans, int n, int k, const double *a,
                             a, &lda, ab, &lda, &beta, cb, &ldc FCONE FCONE);
     }
     rff_blas_set_threads(prev);
+    free(packed);
 }
 
 /* The lower triangle of c (n x n) set from its upper triangle. */
@@ -223,6 +229,8 @@ static void dgemm_blocks(const char *ta, const char *tb, int m, int n, int k,
     /* a'b by rows of c (a GLM pass's Z'R): b' packed once for all blocks */
     double *packed = own && by_rows && atr && !btr && nb > 1 ? rff_gemm_cols_pack(n, k, b, ldb)
         : NULL;
+    /* by columns of c: op(a) packed once for all blocks */
+    double *packed_a = own && !by_rows && nb > 1 ? rff_gemm_pack(atr, m, k, a, lda) : NULL;
     int prev = rff_blas_set_threads(1);
     /* dynamic: a thread on a core busy with another process takes fewer
        blocks (each block is the same product whichever thread runs it) */
@@ -240,6 +248,9 @@ static void dgemm_blocks(const char *ta, const char *tb, int m, int n, int k,
             rff_gemm_cols(mb, nw, k, ab, lda, packed, beta, cb, ldc);
             continue;
         }
+        if (packed_a && rff_gemm_packed(btr, mb, nw, k, packed_a, m, bb, ldb, beta, cb, ldc,
+                                        -1) == 0)
+            continue;
         if (own && rff_gemm(atr, btr, mb, nw, k, ab, lda, bb, ldb, beta, cb, ldc, -1) == 0)
             continue;
         F77_CALL(dgemm)(ta, tb, &mb, &nw, &k, &one, ab, &lda, bb, &ldb, &beta,
@@ -247,6 +258,7 @@ static void dgemm_blocks(const char *ta, const char *tb, int m, int n, int k,
     }
     rff_blas_set_threads(prev);
     free(packed);
+    free(packed_a);
 }
 
 /* ... in column blocks: products with many columns. */

@@ -306,28 +306,21 @@ static void symv_lower(int r, const double *a, int lda, const double *x, double 
     }
 }
 
-#endif /* RFF_GEMM_AVX2 */
-
-/* c (m x n, leading dimension ldc) = beta c + op(a) op(b), op(a) m x k
-   (a' when ta), op(b) k x n (b' when tb); with tri >= 0 only the entries
-   (i, j) with i <= j + tri (for a'a, the upper triangle: tri = 0). Entries
-   outside are not touched. Returns 0, or -1 (nothing changed) when the
-   processor lacks the kernel or its panels cannot be allocated. */
-int rff_gemm(int ta, int tb, int m, int n, int k, const double *a, int lda,
-             const double *b, int ldb, double beta, double *c, int ldc, int tri)
+/* rff_gemm(); op(a)'s panels from `pa_all` (rows rounded up to m8). */
+static int gemm_run(int ta, int tb, int m, int n, int k, const double *a, int lda,
+                    const double *b, int ldb, double beta, double *c, int ldc, int tri,
+                    const double *pa_all, int m8)
 {
-#ifdef RFF_GEMM_AVX2
-    if (!gemm_ok) return -1;
     if (m <= 0 || n <= 0) return 0;
     const int full = tri < 0;
     const int kc0 = k < GEMM_KC ? (k > 0 ? k : 1) : GEMM_KC;
     const int nq = (n + GEMM_NR - 1) / GEMM_NR;
     /* few columns of c: a is read where it lies, by rows of a (ta = 0, all
        but the last m % 8 rows) or, for a'b, by columns of a (c' = b'a) */
-    const int narrow = full && n <= GEMM_NARROW;
+    const int narrow = full && n <= GEMM_NARROW && !pa_all;
     const int by_cols = narrow && ta && !tb;
     const int direct = narrow && !ta ? m - m % GEMM_MR : 0;  /* rows read in place */
-    const int need_pa = !by_cols && direct < m;   /* a's panel, for the other rows */
+    const int need_pa = !by_cols && direct < m && !pa_all;   /* a's panel, for the other rows */
     /* malloc, not R_alloc: this runs inside rff's OpenMP regions. Nothing
        between here and the frees below can fail or jump. */
     double *pb = malloc(sizeof(double) * (size_t) kc0 *
@@ -363,14 +356,15 @@ int rff_gemm(int ta, int tb, int m, int n, int k, const double *a, int lda,
         for (int i0 = direct; i0 < m; i0 += GEMM_MC) {
             if (!full && i0 > n - 1 + tri) break;
             const int mc = m - i0 < GEMM_MC ? m - i0 : GEMM_MC;
-            pack_a(ta, a, lda, i0, mc, p0, kc, pa);
+            const double *pp = pa_all ? pa_all + (size_t) p0 * m8 + (size_t) i0 * kc : pa;
+            if (!pa_all) pack_a(ta, a, lda, i0, mc, p0, kc, pa);
             for (int q = 0; q < nq; q++) {
                 const int j0 = q * GEMM_NR;
                 const int nj = n - j0 < GEMM_NR ? n - j0 : GEMM_NR;
                 for (int i = i0; i < i0 + mc; i += GEMM_MR) {
                     if (!full && i > j0 + nj - 1 + tri) break;
                     const int mi = i0 + mc - i < GEMM_MR ? i0 + mc - i : GEMM_MR;
-                    micro(kc, pa + (size_t) (i - i0) * kc, pb + (size_t) q * kc * GEMM_NR,
+                    micro(kc, pp + (size_t) (i - i0) * kc, pb + (size_t) q * kc * GEMM_NR,
                           c + (size_t) j0 * ldc + i, ldc, mi, nj,
                           full ? GEMM_MR : j0 + tri - i);
                 }
@@ -380,9 +374,63 @@ int rff_gemm(int ta, int tb, int m, int n, int k, const double *a, int lda,
     free(pa);
     free(pb);
     return 0;
+}
+
+#endif /* RFF_GEMM_AVX2 */
+
+/* c (m x n, leading dimension ldc) = beta c + op(a) op(b), op(a) m x k
+   (a' when ta), op(b) k x n (b' when tb); with tri >= 0 only the entries
+   (i, j) with i <= j + tri (for a'a, the upper triangle: tri = 0). Entries
+   outside are not touched. Returns 0, or -1 (nothing changed) when the
+   processor lacks the kernel or its panels cannot be allocated. */
+int rff_gemm(int ta, int tb, int m, int n, int k, const double *a, int lda,
+             const double *b, int ldb, double beta, double *c, int ldc, int tri)
+{
+#ifdef RFF_GEMM_AVX2
+    if (!gemm_ok) return -1;
+    return gemm_run(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc, tri, NULL, 0);
 #else
     (void) ta; (void) tb; (void) m; (void) n; (void) k; (void) a; (void) lda;
     (void) b; (void) ldb; (void) beta; (void) c; (void) ldc; (void) tri;
+    return -1;
+#endif
+}
+
+/* All rows of op(a) (m x k; a' when ta) packed once for the products of
+   several blocks of columns of op(b) (rff_gemm_packed()), each of which
+   packed all of op(a) again: panels of KC terms, each of all rows (rounded
+   up to 8, those past m zero). NULL when the kernel cannot run or the
+   panels would take more than 64 MB; the caller frees them. */
+double *rff_gemm_pack(int ta, int m, int k, const double *a, int lda)
+{
+#ifdef RFF_GEMM_AVX2
+    if (!gemm_ok || m <= 0 || k <= 0) return NULL;
+    const size_t m8 = ((size_t) m + GEMM_MR - 1) / GEMM_MR * GEMM_MR;
+    if (m8 * (size_t) k > (size_t) 8 << 20) return NULL;
+    double *out = malloc(sizeof(double) * m8 * (size_t) k);
+    if (!out) return NULL;
+    for (int p0 = 0; p0 < k; p0 += GEMM_KC)
+        pack_a(ta, a, lda, 0, m, p0, k - p0 < GEMM_KC ? k - p0 : GEMM_KC, out + (size_t) p0 * m8);
+    return out;
+#else
+    (void) ta; (void) m; (void) k; (void) a; (void) lda;
+    return NULL;
+#endif
+}
+
+/* rff_gemm() with the first m rows of op(a) from `packed`, all mp rows of
+   op(a) packed by rff_gemm_pack(ta, mp, k, ...) (m <= mp): the same sums
+   in the same order, so the same result. May run inside OpenMP regions. */
+int rff_gemm_packed(int tb, int m, int n, int k, const double *packed, int mp,
+                    const double *b, int ldb, double beta, double *c, int ldc, int tri)
+{
+#ifdef RFF_GEMM_AVX2
+    if (!gemm_ok) return -1;
+    return gemm_run(0, tb, m, n, k, NULL, 0, b, ldb, beta, c, ldc, tri, packed,
+                    (mp + GEMM_MR - 1) / GEMM_MR * GEMM_MR);
+#else
+    (void) tb; (void) m; (void) n; (void) k; (void) packed; (void) mp; (void) b;
+    (void) ldb; (void) beta; (void) c; (void) ldc; (void) tri;
     return -1;
 #endif
 }

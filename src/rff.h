@@ -71,6 +71,10 @@ int rff_gemm(int ta, int tb, int m, int n, int k, const double *a, int lda,
 double *rff_gemm_cols_pack(int n, int k, const double *b, int ldb);
 void rff_gemm_cols(int m, int n, int k, const double *a, int lda, const double *packed,
                    double beta, double *c, int ldc);
+/* op(a) packed once for products with several blocks of columns of op(b). */
+double *rff_gemm_pack(int ta, int m, int k, const double *a, int lda);
+int rff_gemm_packed(int tb, int m, int n, int k, const double *packed, int mp,
+                    const double *b, int ldb, double beta, double *c, int ldc, int tri);
 /* Whether the large products run on rff's own kernel, and its switch. */
 int rff_blas_own(void);
 void rff_blas_set_own(int on);

@@ -164,6 +164,38 @@ test_that("both product routes give the statistics, products and eigenpairs of b
   expect_equal(coef(res$auto$glm), coef(res$blas$glm), tolerance = 1e-6)
 })
 
+test_that("products in column blocks pack op(a) once: the sums of one call of the kernel", {
+  skip_if_not(has_own(), "rff's own kernel does not run on this processor")
+  set.seed(9)
+  with_products("auto", {
+    # 203 rows (not a multiple of 8; two panels of 128 rows), 520 terms
+    # (three panels of 256), 300 columns of c (blocks 128, 128 and a narrow 44)
+    a <- matrix(rnorm(203 * 520), 203, 520)
+    b <- matrix(rnorm(520 * 300), 520, 300)
+    # a b (rff_dgemm_threads "N"), against one call of the kernel and base R
+    pj <- .Call(rff:::C_rff_ridge_project, a, b, 2L)
+    expect_identical(pj, own_product(a, b))
+    expect_equal(pj, a %*% b, tolerance = 1e-13)
+    expect_identical(pj, .Call(rff:::C_rff_ridge_project, a, b, 1L))
+    # a'b (dgemm "T"): op(a) = a' packed from the columns of a
+    at <- t(a)
+    tp <- function(a, b, th) .Call(rff:::C_rff_ridge_thin_products, a, b, th)
+    expect_identical(tp(at, b, 2L), own_product(at, b, ta = TRUE))
+    expect_equal(tp(at, b, 1L), crossprod(at, b), tolerance = 1e-13)
+    # aa' (syrk "N", 203 x 203: blocks of 128 and 75 columns, each the first
+    # c0 + w rows of the packed a): both triangles the full product's
+    aa <- tp(a, NULL, 2L)
+    expect_identical(aa, own_product(a, a, tb = TRUE))
+    expect_identical(aa, tp(a, NULL, 1L))
+    # a'a (syrk "T", the statistics' Z'Z) through rff_stats(): against base R
+    x <- matrix(rnorm(700 * 2), 700, 2)
+    m <- rff_map(2, D = 300, lengthscale = 1)
+    Z <- rff_features(x, map = m, threads = 1)
+    s <- rff_stats(x, x[, 1], m, threads = 2)
+    expect_equal(s$ZtZ, crossprod(Z), tolerance = 1e-12)
+  })
+})
+
 test_that("products in row blocks (a GLM pass's Z B and Z'R) on both routes, any threads", {
   set.seed(8)
   for (route in c("auto", "blas")) with_products(route, {
