@@ -12,9 +12,7 @@
    turn (micro_rows()); Z'R is computed as its transpose R'Z, R packed, 6
    columns of Z streaming down their rows (micro_cols()). On 16,000 x 1,224
    features and 26 classes this took the two products from 37 and 30 ms to
-   18 and 20 ms on two cores. The symmetric matrix-vector product of a
-   tridiagonalization (rff_symv_lower()) is here too: the reference BLAS's
-   dsymv sums its dot products one term at a time.
+   18 and 20 ms on two cores.
 
    Each entry of c is summed in a fixed order (blocks of KC terms in turn,
    each term by one FMA in the order of the terms, on every route), so a
@@ -53,6 +51,10 @@ int rff_gemm_available(void)
 #endif
     return gemm_ok;
 }
+
+/* Whether rff_gemm_available() found the kernel's instructions (for the
+   matrix-vector kernels of matvec.c). */
+int rff_gemm_ready(void) { return gemm_ok; }
 
 #ifdef RFF_GEMM_AVX2
 
@@ -234,78 +236,6 @@ static void gemm_cols(int m, int n, int k, const double *a, int lda, const doubl
     }
 }
 
-/* y = A x for A (r x r) symmetric, its lower triangle at a (column-major,
-   leading dimension lda): four columns at a time, each entry of A below
-   their diagonal block read once for both of its uses (y_i += a_ij x_j and
-   y_j += a_ij x_i), four rows per FMA. */
-__attribute__((target("avx2,fma")))
-static void symv_lower(int r, const double *a, int lda, const double *x, double *y)
-{
-    for (int i = 0; i < r; i++) y[i] = 0.0;
-    int j = 0;
-    for (; j + 4 <= r; j += 4) {
-        const double *a0 = a + (size_t) j * lda, *a1 = a0 + lda, *a2 = a1 + lda,
-                     *a3 = a2 + lda;
-        /* the 4 x 4 block on the diagonal */
-        for (int c = 0; c < 4; c++) {
-            const double *ac = a0 + (size_t) c * lda;
-            y[j + c] += ac[j + c] * x[j + c];
-            for (int q = c + 1; q < 4; q++) {
-                y[j + q] += ac[j + q] * x[j + c];
-                y[j + c] += ac[j + q] * x[j + q];
-            }
-        }
-        const __m256d x0 = _mm256_broadcast_sd(x + j), x1 = _mm256_broadcast_sd(x + j + 1),
-                      x2 = _mm256_broadcast_sd(x + j + 2), x3 = _mm256_broadcast_sd(x + j + 3);
-        __m256d t0 = _mm256_setzero_pd(), t1 = _mm256_setzero_pd(),
-                t2 = _mm256_setzero_pd(), t3 = _mm256_setzero_pd();
-        int i = j + 4;
-        for (; i + 4 <= r; i += 4) {
-            const __m256d xi = _mm256_loadu_pd(x + i);
-            __m256d yi = _mm256_loadu_pd(y + i);
-            const __m256d v0 = _mm256_loadu_pd(a0 + i), v1 = _mm256_loadu_pd(a1 + i),
-                          v2 = _mm256_loadu_pd(a2 + i), v3 = _mm256_loadu_pd(a3 + i);
-            yi = _mm256_fmadd_pd(v0, x0, yi);
-            t0 = _mm256_fmadd_pd(v0, xi, t0);
-            yi = _mm256_fmadd_pd(v1, x1, yi);
-            t1 = _mm256_fmadd_pd(v1, xi, t1);
-            yi = _mm256_fmadd_pd(v2, x2, yi);
-            t2 = _mm256_fmadd_pd(v2, xi, t2);
-            yi = _mm256_fmadd_pd(v3, x3, yi);
-            t3 = _mm256_fmadd_pd(v3, xi, t3);
-            _mm256_storeu_pd(y + i, yi);
-        }
-        double s[16];
-        _mm256_storeu_pd(s, t0);
-        _mm256_storeu_pd(s + 4, t1);
-        _mm256_storeu_pd(s + 8, t2);
-        _mm256_storeu_pd(s + 12, t3);
-        double u0 = (s[0] + s[1]) + (s[2] + s[3]), u1 = (s[4] + s[5]) + (s[6] + s[7]),
-               u2 = (s[8] + s[9]) + (s[10] + s[11]), u3 = (s[12] + s[13]) + (s[14] + s[15]);
-        for (; i < r; i++) {
-            y[i] += a0[i] * x[j] + a1[i] * x[j + 1] + a2[i] * x[j + 2] + a3[i] * x[j + 3];
-            u0 += a0[i] * x[i];
-            u1 += a1[i] * x[i];
-            u2 += a2[i] * x[i];
-            u3 += a3[i] * x[i];
-        }
-        y[j] += u0;
-        y[j + 1] += u1;
-        y[j + 2] += u2;
-        y[j + 3] += u3;
-    }
-    /* the last r % 4 columns */
-    for (; j < r; j++) {
-        const double *aj = a + (size_t) j * lda;
-        double u = aj[j] * x[j];
-        for (int i = j + 1; i < r; i++) {
-            y[i] += aj[i] * x[j];
-            u += aj[i] * x[i];
-        }
-        y[j] += u;
-    }
-}
-
 /* rff_gemm(); op(a)'s panels from `pa_all` (rows rounded up to m8). */
 static int gemm_run(int ta, int tb, int m, int n, int k, const double *a, int lda,
                     const double *b, int ldb, double beta, double *c, int ldc, int tri,
@@ -480,21 +410,5 @@ void rff_gemm_cols(int m, int n, int k, const double *a, int lda, const double *
 #else
     (void) m; (void) n; (void) k; (void) a; (void) lda; (void) packed; (void) beta;
     (void) c; (void) ldc;
-#endif
-}
-
-/* y = A x for the symmetric r x r matrix A of which the lower triangle is
-   at a (leading dimension lda), on one core: the matrix-vector half of a
-   tridiagonalization (rff_tridiag()). Returns 0, or -1 (y unchanged) when
-   the processor lacks the kernel. */
-int rff_symv_lower(int r, const double *a, int lda, const double *x, double *y)
-{
-#ifdef RFF_GEMM_AVX2
-    if (!gemm_ok) return -1;
-    if (r > 0) symv_lower(r, a, lda, x, y);
-    return 0;
-#else
-    (void) r; (void) a; (void) lda; (void) x; (void) y;
-    return -1;
 #endif
 }

@@ -21,21 +21,40 @@
    trailing matrix, which reads all of it for each column, is
    rff_symv_lower() (one core at the memory's speed, where the reference
    BLAS's dsymv sums its dot products one term at a time); the small
-   corrections by the panel's earlier columns are BLAS calls. */
+   corrections by the panel's earlier columns are rff_gemv_sub() and
+   rff_gemv_t() (matvec.c), where the reference BLAS's dgemv ran at 1.3
+   GF/s. */
+/* y -= A x and out = A' v (A len x nc) for latrd_lower(): rff's kernels
+   (matvec.c), else the BLAS. */
+static void sub_ax(int len, int nc, const double *a, int lda, const double *x, int incx,
+                   double *y)
+{
+    const int inc = 1;
+    const double one = 1.0, minus = -1.0;
+    if (rff_gemv_sub(len, nc, a, lda, x, incx, y) != 0)
+        F77_CALL(dgemv)("N", &len, &nc, &minus, a, &lda, x, &incx, &one, y, &inc FCONE);
+}
+
+static void at_v(int len, int nc, const double *a, int lda, const double *v, double *out)
+{
+    const int inc = 1;
+    const double one = 1.0, zero = 0.0;
+    if (rff_gemv_t(len, nc, a, lda, v, out) != 0)
+        F77_CALL(dgemv)("T", &len, &nc, &one, a, &lda, v, &inc, &zero, out, &inc FCONE);
+}
+
 static void latrd_lower(int m, int nb, double *a, int lda, double *e, double *tau,
                         double *w, int ldw)
 {
     const int inc = 1;
-    const double one = 1.0, minus = -1.0, zero = 0.0;
+    const double one = 1.0, zero = 0.0;
     for (int i = 0; i < nb; i++) {
         double *ac = a + (size_t) i * lda;
         int len = m - i;
         if (i > 0) {
             /* column i less the panel's earlier updates: A -= V W' + W V' */
-            F77_CALL(dgemv)("N", &len, &i, &minus, a + i, &lda, w + i, &ldw, &one, ac + i,
-                            &inc FCONE);
-            F77_CALL(dgemv)("N", &len, &i, &minus, w + i, &ldw, a + i, &lda, &one, ac + i,
-                            &inc FCONE);
+            sub_ax(len, i, a + i, lda, w + i, ldw, ac + i);
+            sub_ax(len, i, w + i, ldw, a + i, lda, ac + i);
         }
         if (i >= m - 1) continue;
         int len1 = m - i - 1;
@@ -52,14 +71,10 @@ static void latrd_lower(int m, int nb, double *a, int lda, double *e, double *ta
         if (i > 0) {
             /* less the panel's earlier updates of A22, applied to v */
             double *wt = w + (size_t) i * ldw;
-            F77_CALL(dgemv)("T", &len1, &i, &one, w + i + 1, &ldw, v, &inc, &zero, wt, &inc
-                            FCONE);
-            F77_CALL(dgemv)("N", &len1, &i, &minus, a + i + 1, &lda, wt, &inc, &one, wi, &inc
-                            FCONE);
-            F77_CALL(dgemv)("T", &len1, &i, &one, a + i + 1, &lda, v, &inc, &zero, wt, &inc
-                            FCONE);
-            F77_CALL(dgemv)("N", &len1, &i, &minus, w + i + 1, &ldw, wt, &inc, &one, wi, &inc
-                            FCONE);
+            at_v(len1, i, w + i + 1, ldw, v, wt);
+            sub_ax(len1, i, a + i + 1, lda, wt, 1, wi);
+            at_v(len1, i, a + i + 1, lda, v, wt);
+            sub_ax(len1, i, w + i + 1, ldw, wt, 1, wi);
         }
         double t = tau[i];
         F77_CALL(dscal)(&len1, &t, wi, &inc);

@@ -22,7 +22,8 @@
 /* The files form layers, each using only files above it in this list (in
    parentheses, those whose symbols it uses, as tools/layers.sh prints them
    from the object files; a test checks them for cycles):
-     helpers: args.c, gemm.c (none); blas.c (gemm); runtime.c (args, blas):
+     helpers: args.c, gemm.c (none); blas.c, matvec.c (gemm); runtime.c
+       (args, blas):
        argument, list, BLAS, thread and interrupt helpers
      spectral.c (none): spectral laws
      kernels.c (args, runtime, spectral): the kernel table, exact kernels
@@ -65,6 +66,7 @@ void rff_blas_detect(void);
 /* rff's own product (gemm.c): c = beta c + op(a) op(b), with tri >= 0 only
    entries i <= j + tri; -1 (nothing done) where it cannot run. */
 int rff_gemm_available(void);
+int rff_gemm_ready(void);
 int rff_gemm(int ta, int tb, int m, int n, int k, const double *a, int lda,
              const double *b, int ldb, double beta, double *c, int ldc, int tri);
 /* a'b for blocks of columns of a with one narrow b, b' packed once. */
@@ -109,9 +111,13 @@ void rff_reflect(const double *a, int n, const double *tau, double *z, int k,
 /* dsytrd("L") of a (n x n) with its trailing updates on rff's own kernel
    (reflect.c); LAPACK's info. */
 int rff_tridiag(double *a, int n, double *d, double *e, double *tau, int threads);
-/* y = A x, A (r x r) symmetric with its lower triangle at a, on one core
-   (gemm.c); -1 without the kernel. */
+/* Matrix-vector products on one core (matvec.c), -1 without the kernel:
+   y = A x, A (r x r) symmetric with its lower triangle at a; y -= A x;
+   out = A' v. */
 int rff_symv_lower(int r, const double *a, int lda, const double *x, double *y);
+int rff_gemv_sub(int len, int nc, const double *a, int lda, const double *x, int incx,
+                 double *y);
+int rff_gemv_t(int len, int nc, const double *a, int lda, const double *v, double *out);
 /* The lower triangle of c (n x n) set from its upper triangle. */
 void rff_mirror_upper(double *c, int n, int ldc);
 /* R_CheckUserInterrupt(), counted (see rff_runtime_info). */
