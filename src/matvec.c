@@ -16,6 +16,18 @@
 
 #ifdef RFF_MATVEC_AVX2
 
+/* The sums of the four lanes of each of t0..t3, as (l0 + l1) + (l2 + l3). */
+__attribute__((target("avx2,fma")))
+static inline void lane_sums(__m256d t0, __m256d t1, __m256d t2, __m256d t3, double *u)
+{
+    double s[16];
+    _mm256_storeu_pd(s, t0);
+    _mm256_storeu_pd(s + 4, t1);
+    _mm256_storeu_pd(s + 8, t2);
+    _mm256_storeu_pd(s + 12, t3);
+    for (int c = 0; c < 4; c++) u[c] = (s[4 * c] + s[4 * c + 1]) + (s[4 * c + 2] + s[4 * c + 3]);
+}
+
 /* y = A x for A (r x r) symmetric, its lower triangle at a (column-major,
    leading dimension lda): four columns at a time, each entry of A below
    their diagonal block read once for both of its uses (y_i += a_ij x_j and
@@ -57,24 +69,19 @@ static void symv_lower(int r, const double *a, int lda, const double *x, double 
             t3 = _mm256_fmadd_pd(v3, xi, t3);
             _mm256_storeu_pd(y + i, yi);
         }
-        double s[16];
-        _mm256_storeu_pd(s, t0);
-        _mm256_storeu_pd(s + 4, t1);
-        _mm256_storeu_pd(s + 8, t2);
-        _mm256_storeu_pd(s + 12, t3);
-        double u0 = (s[0] + s[1]) + (s[2] + s[3]), u1 = (s[4] + s[5]) + (s[6] + s[7]),
-               u2 = (s[8] + s[9]) + (s[10] + s[11]), u3 = (s[12] + s[13]) + (s[14] + s[15]);
+        double u[4];
+        lane_sums(t0, t1, t2, t3, u);
         for (; i < r; i++) {
             y[i] += a0[i] * x[j] + a1[i] * x[j + 1] + a2[i] * x[j + 2] + a3[i] * x[j + 3];
-            u0 += a0[i] * x[i];
-            u1 += a1[i] * x[i];
-            u2 += a2[i] * x[i];
-            u3 += a3[i] * x[i];
+            u[0] += a0[i] * x[i];
+            u[1] += a1[i] * x[i];
+            u[2] += a2[i] * x[i];
+            u[3] += a3[i] * x[i];
         }
-        y[j] += u0;
-        y[j + 1] += u1;
-        y[j + 2] += u2;
-        y[j + 3] += u3;
+        y[j] += u[0];
+        y[j + 1] += u[1];
+        y[j + 2] += u[2];
+        y[j + 3] += u[3];
     }
     /* the last r % 4 columns */
     for (; j < r; j++) {
@@ -140,23 +147,15 @@ static void gemv_t(int len, int nc, const double *a, int lda, const double *v, d
             t2 = _mm256_fmadd_pd(_mm256_loadu_pd(a2 + i), vi, t2);
             t3 = _mm256_fmadd_pd(_mm256_loadu_pd(a3 + i), vi, t3);
         }
-        double s[16];
-        _mm256_storeu_pd(s, t0);
-        _mm256_storeu_pd(s + 4, t1);
-        _mm256_storeu_pd(s + 8, t2);
-        _mm256_storeu_pd(s + 12, t3);
-        double u0 = (s[0] + s[1]) + (s[2] + s[3]), u1 = (s[4] + s[5]) + (s[6] + s[7]),
-               u2 = (s[8] + s[9]) + (s[10] + s[11]), u3 = (s[12] + s[13]) + (s[14] + s[15]);
+        double u[4];
+        lane_sums(t0, t1, t2, t3, u);
         for (; i < len; i++) {
-            u0 += a0[i] * v[i];
-            u1 += a1[i] * v[i];
-            u2 += a2[i] * v[i];
-            u3 += a3[i] * v[i];
+            u[0] += a0[i] * v[i];
+            u[1] += a1[i] * v[i];
+            u[2] += a2[i] * v[i];
+            u[3] += a3[i] * v[i];
         }
-        out[j] = u0;
-        out[j + 1] = u1;
-        out[j + 2] = u2;
-        out[j + 3] = u3;
+        for (int c = 0; c < 4; c++) out[j + c] = u[c];
     }
     for (; j < nc; j++) {
         const double *aj = a + (size_t) j * lda;
