@@ -376,23 +376,9 @@ int rff_gemm_packed(int tb, int m, int n, int k, const double *packed, int mp,
    would take more than 64 MB; the caller frees the panels. */
 double *rff_gemm_cols_pack(int n, int k, const double *b, int ldb)
 {
-#ifdef RFF_GEMM_AVX2
-    if (!gemm_ok || n <= 0 || n > GEMM_NARROW || k <= 0) return NULL;
-    const size_t np = (size_t) (n + GEMM_MR - 1) / GEMM_MR;
-    const size_t len = (size_t) k * GEMM_MR * np;
-    if (len > (size_t) 8 << 20) return NULL;
-    double *out = malloc(sizeof(double) * len);
-    if (!out) return NULL;
-    for (int p0 = 0; p0 < k; p0 += GEMM_KC) {
-        int kc = GEMM_KC;
-        if (k - p0 < kc) kc = k - p0;
-        pack_a(1, b, ldb, 0, n, p0, kc, out + (size_t) p0 * GEMM_MR * np);
-    }
-    return out;
-#else
-    (void) n; (void) k; (void) b; (void) ldb;
-    return NULL;
-#endif
+    /* b' (n x k) in op(a)'s panels: 8 columns of b a panel, as gemm_cols()
+       reads them */
+    return n > GEMM_NARROW ? NULL : rff_gemm_pack(1, n, k, b, ldb);
 }
 
 /* c (m x n) = beta c + a'b, b' packed by rff_gemm_cols_pack(n, k, b, ...).

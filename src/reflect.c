@@ -12,18 +12,6 @@
 #define RFF_TRIDIAG_NB 32
 #define RFF_TRIDIAG_NX 32
 
-/* One panel of dsytrd("L"), as LAPACK's dlatrd("L"): the first nb
-   columns of the trailing matrix a (m x m, m > nb, leading dimension lda)
-   reduced by reflectors H(i) = I - tau[i] v v' (v stored below the
-   subdiagonal of column i, its unit entry at the subdiagonal), the
-   off-diagonal e, and W (m x nb, leading dimension ldw) such that the
-   trailing matrix's update is A22 - V W' - W V'. The product with the
-   trailing matrix, which reads all of it for each column, is
-   rff_symv_lower() (one core at the memory's speed, where the reference
-   BLAS's dsymv sums its dot products one term at a time); the small
-   corrections by the panel's earlier columns are rff_gemv_sub() and
-   rff_gemv_t() (matvec.c), where the reference BLAS's dgemv ran at 1.3
-   GF/s. */
 /* y -= A x and out = A' v (A len x nc) for latrd_lower(): rff's kernels
    (matvec.c), else the BLAS. */
 static void sub_ax(int len, int nc, const double *a, int lda, const double *x, int incx,
@@ -43,6 +31,18 @@ static void at_v(int len, int nc, const double *a, int lda, const double *v, dou
         F77_CALL(dgemv)("T", &len, &nc, &one, a, &lda, v, &inc, &zero, out, &inc FCONE);
 }
 
+/* One panel of dsytrd("L"), as LAPACK's dlatrd("L"): the first nb
+   columns of the trailing matrix a (m x m, m > nb, leading dimension lda)
+   reduced by reflectors H(i) = I - tau[i] v v' (v stored below the
+   subdiagonal of column i, its unit entry at the subdiagonal), the
+   off-diagonal e, and W (m x nb, leading dimension ldw) such that the
+   trailing matrix's update is A22 - V W' - W V'. The product with the
+   trailing matrix, which reads all of it for each column, is
+   rff_symv_lower() (one core at the memory's speed, where the reference
+   BLAS's dsymv sums its dot products one term at a time); the small
+   corrections by the panel's earlier columns are rff_gemv_sub() and
+   rff_gemv_t() (matvec.c), where the reference BLAS's dgemv ran at 1.3
+   GF/s. */
 static void latrd_lower(int m, int nb, double *a, int lda, double *e, double *tau,
                         double *w, int ldw)
 {
