@@ -34,7 +34,7 @@
        (args, blas, fused, kernels, nystrom, runtime, tensorsketch)
      consumers: ridge.c (args, blas, features, runtime); glm.c (args,
        features); error.c (args, blas, features, fused, runtime, sample);
-       lbfgs.c (args, glm, runtime); ard.c (args, blas, features, runtime)
+       lbfgs.c (args, blas, features, glm, runtime); ard.c (args, blas, features, runtime)
    init.c only registers the .Call routines. */
 
 /* ---- bottom layer: argument, list, thread and interrupt helpers ---- */
