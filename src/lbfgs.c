@@ -234,6 +234,12 @@ SEXP rff_glm_lbfgs(SEXP X, SEXP y, SEXP family_, SEXP offset, SEXP weights, SEXP
     double *gn = (double *) R_alloc((size_t) m, sizeof(double));
     double *etan = (double *) R_alloc((size_t) n * K, sizeof(double));
     int k = 0;   /* pairs held */
+    /* pair i (the oldest first) is in column slot[i] of S, Y and PY: the
+       oldest pair leaves by a turn of the slots, not by moving the others'
+       columns (three matrices of 9 pairs, every iteration) */
+    int slot[LB_MEM];
+    for (int i = 0; i < LB_MEM; i++) slot[i] = i;
+#define PAIR(A, i) ((A) + (R_xlen_t) slot[i] * m)
 
     /* the pairs of the previous lambda, corrected for the change of penalty */
     if (mem != R_NilValue) {
@@ -245,13 +251,13 @@ SEXP rff_glm_lbfgs(SEXP X, SEXP y, SEXP family_, SEXP offset, SEXP weights, SEXP
         int np = Rf_ncols(Sm);
         for (int i = 0; i < np; i++) {
             const double *s = REAL(Sm) + (R_xlen_t) i * m;
-            double *yk = Y + (R_xlen_t) k * m;
+            double *yk = PAIR(Y, k);
             memcpy(yk, REAL(Ym) + (R_xlen_t) i * m, sizeof(double) * (size_t) m);
             for (int c = 0; c < K; c++)
                 for (int j = 1; j < ld; j++) yk[j + (R_xlen_t) c * ld] += dl * s[j + (R_xlen_t) c * ld];
             if (lb_curved(s, yk, m)) {
-                memcpy(S + (R_xlen_t) k * m, s, sizeof(double) * (size_t) m);
-                lb_precond(&p, yk, PY + (R_xlen_t) k * m, work);
+                memcpy(PAIR(S, k), s, sizeof(double) * (size_t) m);
+                lb_precond(&p, yk, PAIR(PY, k), work);
                 rho[k] = 1 / dot(s, yk, m);
                 k++;
             }
@@ -290,21 +296,21 @@ SEXP rff_glm_lbfgs(SEXP X, SEXP y, SEXP family_, SEXP offset, SEXP weights, SEXP
         memcpy(q, g, sizeof(double) * (size_t) m);
         memcpy(d, Pg, sizeof(double) * (size_t) m);
         for (int i = k - 1; i >= 0; i--) {
-            alpha[i] = rho[i] * dot(S + (R_xlen_t) i * m, q, m);
-            const double *yi = Y + (R_xlen_t) i * m, *pyi = PY + (R_xlen_t) i * m;
+            alpha[i] = rho[i] * dot(PAIR(S, i), q, m);
+            const double *yi = PAIR(Y, i), *pyi = PAIR(PY, i);
             for (R_xlen_t t = 0; t < m; t++) {
                 q[t] -= alpha[i] * yi[t];
                 d[t] -= alpha[i] * pyi[t];
             }
         }
         if (k > 0) {
-            const double *sk = S + (R_xlen_t) (k - 1) * m, *yk = Y + (R_xlen_t) (k - 1) * m;
-            double sc = dot(sk, yk, m) / dot(yk, PY + (R_xlen_t) (k - 1) * m, m);
+            const double *sk = PAIR(S, k - 1), *yk = PAIR(Y, k - 1);
+            double sc = dot(sk, yk, m) / dot(yk, PAIR(PY, k - 1), m);
             for (R_xlen_t t = 0; t < m; t++) d[t] *= sc;
         }
         for (int i = 0; i < k; i++) {
-            double beta = rho[i] * dot(Y + (R_xlen_t) i * m, d, m);
-            const double *si = S + (R_xlen_t) i * m;
+            double beta = rho[i] * dot(PAIR(Y, i), d, m);
+            const double *si = PAIR(S, i);
             for (R_xlen_t t = 0; t < m; t++) d[t] += si[t] * (alpha[i] - beta);
         }
         for (R_xlen_t t = 0; t < m; t++) d[t] = -d[t];
@@ -337,21 +343,24 @@ SEXP rff_glm_lbfgs(SEXP X, SEXP y, SEXP family_, SEXP offset, SEXP weights, SEXP
         }
         if (lb_curved(sn, d, m)) {
             if (k == LB_MEM) {
-                memmove(S, S + m, sizeof(double) * (size_t) m * (LB_MEM - 1));
-                memmove(Y, Y + m, sizeof(double) * (size_t) m * (LB_MEM - 1));
-                memmove(PY, PY + m, sizeof(double) * (size_t) m * (LB_MEM - 1));
+                int first = slot[0];
+                memmove(slot, slot + 1, sizeof(int) * (LB_MEM - 1));
+                slot[LB_MEM - 1] = first;
                 memmove(rho, rho + 1, sizeof(double) * (LB_MEM - 1));
                 k--;
             }
-            memcpy(S + (R_xlen_t) k * m, sn, sizeof(double) * (size_t) m);
-            memcpy(Y + (R_xlen_t) k * m, d, sizeof(double) * (size_t) m);
-            lb_precond(&p, d, PY + (R_xlen_t) k * m, work);
+            memcpy(PAIR(S, k), sn, sizeof(double) * (size_t) m);
+            memcpy(PAIR(Y, k), d, sizeof(double) * (size_t) m);
+            lb_precond(&p, d, PAIR(PY, k), work);
             rho[k] = 1 / dot(sn, d, m);
             k++;
         }
         for (R_xlen_t t = 0; t < m; t++) th[t] += sn[t];
         memcpy(g, gn, sizeof(double) * (size_t) m);
-        memcpy(p.eta, etan, sizeof(double) * (size_t) n * K);
+        /* the trial's eta becomes the current one: the buffers change places */
+        double *et = p.eta;
+        p.eta = etan;
+        etan = et;
         fold = f;
         f = fn;
         loss = lossn;
@@ -359,10 +368,12 @@ SEXP rff_glm_lbfgs(SEXP X, SEXP y, SEXP family_, SEXP offset, SEXP weights, SEXP
     }
     SEXP So = PROTECT(Rf_allocMatrix(REALSXP, (int) m, k)); nprotect++;
     SEXP Yo = PROTECT(Rf_allocMatrix(REALSXP, (int) m, k)); nprotect++;
-    if (k > 0) {
-        memcpy(REAL(So), S, sizeof(double) * (size_t) m * k);
-        memcpy(REAL(Yo), Y, sizeof(double) * (size_t) m * k);
+    for (int i = 0; i < k; i++) {
+        memcpy(REAL(So) + (R_xlen_t) i * m, PAIR(S, i), sizeof(double) * (size_t) m);
+        memcpy(REAL(Yo) + (R_xlen_t) i * m, PAIR(Y, i), sizeof(double) * (size_t) m);
     }
+#undef PAIR
+    if (p.eta != REAL(eta_out)) memcpy(REAL(eta_out), p.eta, sizeof(double) * (size_t) n * K);
     const char *nms[] = {"th", "f", "g", "eta", "loss", "converged", "iter", "passes", "S",
                          "Y", ""};
     SEXP out = PROTECT(Rf_mkNamed(VECSXP, nms)); nprotect++;
