@@ -169,7 +169,7 @@ void rff_dsyrk_threads(const char *trans, int n, int k, const double *a,
     const int nb = (n + RFF_SPLIT_COLS - 1) / RFF_SPLIT_COLS;
     const int own = rff_blas_own();
     /* op(a) packed once for all blocks (each reads its first c0 + w rows) */
-    double *packed = own && nb > 1 ? rff_gemm_pack(tr, n, k, a, lda) : NULL;
+    double *packed = own && nb > 1 ? rff_gemm_pack(tr, n, k, a, lda, threads) : NULL;
     int prev = rff_blas_set_threads(1);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1)
@@ -227,10 +227,10 @@ static void dgemm_blocks(const char *ta, const char *tb, int m, int n, int k,
        on a core another process may need) */
     if (nb < 2 || (by_rows && (double) m * n * k < RFF_ROWS_MIN_WORK)) threads = 1;
     /* a'b by rows of c (a GLM pass's Z'R): b' packed once for all blocks */
-    double *packed = own && by_rows && atr && !btr && nb > 1 ? rff_gemm_cols_pack(n, k, b, ldb)
-        : NULL;
+    double *packed = own && by_rows && atr && !btr && nb > 1 ?
+        rff_gemm_cols_pack(n, k, b, ldb, threads) : NULL;
     /* by columns of c: op(a) packed once for all blocks */
-    double *packed_a = own && !by_rows && nb > 1 ? rff_gemm_pack(atr, m, k, a, lda) : NULL;
+    double *packed_a = own && !by_rows && nb > 1 ? rff_gemm_pack(atr, m, k, a, lda, threads) : NULL;
     int prev = rff_blas_set_threads(1);
     /* dynamic: a thread on a core busy with another process takes fewer
        blocks (each block is the same product whichever thread runs it) */

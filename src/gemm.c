@@ -329,9 +329,12 @@ int rff_gemm(int ta, int tb, int m, int n, int k, const double *a, int lda,
 /* All rows of op(a) (m x k; a' when ta) packed once for the products of
    several blocks of columns of op(b) (rff_gemm_packed()), each of which
    packed all of op(a) again: panels of KC terms, each of all rows (rounded
-   up to 8, those past m zero). NULL when the kernel cannot run or the
-   panels would take more than 64 MB; the caller frees them. */
-double *rff_gemm_pack(int ta, int m, int k, const double *a, int lda)
+   up to 8, those past m zero), a panel at a time on `threads` cores (a
+   copy: the same panels for any number; on one core the search's packing
+   made half a second of LetterRecognition's fit serial). NULL when the
+   kernel cannot run or the panels would take more than 64 MB; the caller
+   frees them. Must be called outside OpenMP regions when threads > 1. */
+double *rff_gemm_pack(int ta, int m, int k, const double *a, int lda, int threads)
 {
 #ifdef RFF_GEMM_AVX2
     if (!gemm_ok || m <= 0 || k <= 0) return NULL;
@@ -339,11 +342,17 @@ double *rff_gemm_pack(int ta, int m, int k, const double *a, int lda)
     if (m8 * (size_t) k > (size_t) 8 << 20) return NULL;
     double *out = malloc(sizeof(double) * m8 * (size_t) k);
     if (!out) return NULL;
-    for (int p0 = 0; p0 < k; p0 += GEMM_KC)
+    const int np = (k + GEMM_KC - 1) / GEMM_KC;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && np > 1)
+#endif
+    for (int q = 0; q < np; q++) {
+        const int p0 = q * GEMM_KC;
         pack_a(ta, a, lda, 0, m, p0, k - p0 < GEMM_KC ? k - p0 : GEMM_KC, out + (size_t) p0 * m8);
+    }
     return out;
 #else
-    (void) ta; (void) m; (void) k; (void) a; (void) lda;
+    (void) ta; (void) m; (void) k; (void) a; (void) lda; (void) threads;
     return NULL;
 #endif
 }
@@ -374,11 +383,11 @@ int rff_gemm_packed(int tb, int m, int n, int k, const double *packed, int mp,
    rff_gemm(). rff_gemm_cols_pack() returns NULL (the caller then uses
    rff_gemm()) when the kernel cannot run, n is too wide, or the panels
    would take more than 64 MB; the caller frees the panels. */
-double *rff_gemm_cols_pack(int n, int k, const double *b, int ldb)
+double *rff_gemm_cols_pack(int n, int k, const double *b, int ldb, int threads)
 {
     /* b' (n x k) in op(a)'s panels: 8 columns of b a panel, as gemm_cols()
        reads them */
-    return n > GEMM_NARROW ? NULL : rff_gemm_pack(1, n, k, b, ldb);
+    return n > GEMM_NARROW ? NULL : rff_gemm_pack(1, n, k, b, ldb, threads);
 }
 
 /* c (m x n) = beta c + a'b, b' packed by rff_gemm_cols_pack(n, k, b, ...).

@@ -70,11 +70,11 @@ int rff_gemm_ready(void);
 int rff_gemm(int ta, int tb, int m, int n, int k, const double *a, int lda,
              const double *b, int ldb, double beta, double *c, int ldc, int tri);
 /* a'b for blocks of columns of a with one narrow b, b' packed once. */
-double *rff_gemm_cols_pack(int n, int k, const double *b, int ldb);
+double *rff_gemm_cols_pack(int n, int k, const double *b, int ldb, int threads);
 void rff_gemm_cols(int m, int n, int k, const double *a, int lda, const double *packed,
                    double beta, double *c, int ldc);
 /* op(a) packed once for products with several blocks of columns of op(b). */
-double *rff_gemm_pack(int ta, int m, int k, const double *a, int lda);
+double *rff_gemm_pack(int ta, int m, int k, const double *a, int lda, int threads);
 int rff_gemm_packed(int tb, int m, int n, int k, const double *packed, int mp,
                     const double *b, int ldb, double beta, double *c, int ldc, int tri);
 /* Whether the large products run on rff's own kernel, and its switch. */
