@@ -161,6 +161,20 @@ glm_cost <- function(rows, D, K, fits, L, folds = fits, refine = FALSE) {
        if (refine) glm_refine_passes else 0)
 }
 glm_pass_cost <- function(rows, D, K) 2 * as.double(rows) * min(rows, D) * K + glm_pass_overhead
+
+# Whether a GLM fit on `rows` rows of D cached features (more rows than
+# features) turns them to its preconditioner's eigenvectors, at 2 rows D^2
+# flops once, rather than turning its coefficients on every pass, at
+# 4 D^2 K flops a pass: when the fit's passes (those of glm_cost()'s plan
+# `fit_cost`) are more than rows / (2 K). On mlbench::LetterRecognition
+# (16,000 rows, D = 1,224, 26 classes, about 170 passes planned) the
+# turn took 1.6 s of the fit; on 32,000 rows of a binary response (D =
+# 1,856) 5.4 s of 22 s. With 5 folds of 26 classes (about 390 passes)
+# the features are turned up to 20,000 rows.
+glm_turns_features <- function(rows, D, K, fit_cost) {
+  passes <- fit_cost / glm_pass_cost(rows, D, K)
+  rows < 2 * K * passes
+}
 glm_refine_cost <- function(rows, D, K) glm_pass_cost(rows, D, K) * glm_refine_passes
 glm_path_passes <- 4.5
 glm_fold_passes <- 2.8
@@ -170,16 +184,19 @@ glm_pass_overhead <- 5e7
 # The work units of a GLM fit's setup (glm_problem(), glm_precond()) on
 # `rows` rows and D features. More rows than features: the statistics and
 # the preconditioner's eigenproblem (ridge_cost()), then the features
-# turned to its eigenvectors (rows D^2). Fewer: the span of the rows
+# turned to its eigenvectors (rows D^2), unless glm_turns_features() leaves
+# them for a fit of K classes whose passes plan `fit_cost` (glm_cost()).
+# Fewer: the span of the rows
 # (row_basis(): the Gram matrix, its eigenproblem, V = Z'U, V'V and V R^-1,
 # the rows' coordinates Z V, each n^2 D or 7 n^3) and the preconditioner
 # of the n coordinates (n^3 and 7 n^3 again): 5 n^2 D + 16 n^3, where
 # ridge_cost() counted n^2 D + 7 n^3 and the display, when half of the
 # first candidate's time of rff_cv(family = "multinomial") on
 # mlbench::Vehicle (846 rows, D = 1000) had gone, stood at 12% of it.
-glm_setup_cost <- function(rows, D) {
+glm_setup_cost <- function(rows, D, K, fit_cost) {
   n <- as.double(rows)
-  if (rows < D) 5 * n^2 * D + 16 * n^3 else ridge_cost(rows, D) + n * as.double(D)^2
+  if (rows < D) return(5 * n^2 * D + 16 * n^3)
+  ridge_cost(rows, D) + if (glm_turns_features(rows, D, K, fit_cost)) n * as.double(D)^2 else 0
 }
 
 # The lengthscale argument of rff_cv(): "ard" (one lengthscale per input,

@@ -37,8 +37,9 @@ glm_cv <- function(cl, x, y, family, type.measure, folds, lambda, lengthscale, m
   L <- if (is.null(g$path$lambda)) g$path$nlambda else length(g$path$lambda)
   # after the candidates: the best's lambda solved on to the tolerance
   # (glm_result())
+  fit_cost <- glm_cost(n, g$map$D, g$K, max(foldid), L)
   cv <- cv_lengthscales(candidates, if (walk) g$median, fit_one,
-                        cost = glm_setup_cost(n, g$map$D) + glm_cost(n, g$map$D, g$K, max(foldid), L),
+                        cost = glm_setup_cost(n, g$map$D, g$K, fit_cost) + fit_cost,
                         after = glm_refine_cost(n, g$map$D, g$K))
   candidates <- cv$candidates
   ard <- NULL

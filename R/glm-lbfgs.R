@@ -209,9 +209,11 @@ lbfgs_lambda <- function(prob, th, lambda, P, w, W, control, mem = NULL, cur = N
 }
 
 # lbfgs_lambda() for a problem in the span of the rows whose basis is the
-# preconditioner's eigenvectors (a diagonal preconditioner): the same
-# iterations in C (src/lbfgs.c), with the curvature pairs as matrices (one
-# column a pair) on the way in and lists on the way out.
+# preconditioner's eigenvectors (a diagonal preconditioner), its features
+# turned to them or its coefficients turned on every pass (`prob$vmap`,
+# glm_fit_candidate()): the same iterations in C (src/lbfgs.c), with the
+# curvature pairs as matrices (one column a pair) on the way in and lists
+# on the way out.
 lbfgs_span <- function(prob, th, lambda, P, w, W, control, mem, cur) {
   sc <- precond_scales(P, lambda)
   pairs <- function(l) matrix(unlist(l), ncol = length(l))
@@ -220,7 +222,8 @@ lbfgs_span <- function(prob, th, lambda, P, w, W, control, mem, cur) {
   cc <- if (!is.null(cur)) list(f = cur$f, g = cur$g, eta = cur$eta, loss = cur$loss)
   r <- .Call(C_rff_glm_lbfgs, prob$Z, prob$y, prob$family, prob$offset,
              if (is.null(w)) prob$weights else w, W, th, lambda, sc$inv_mu,
-             sc$inv_den, P$U, P$zbar, prob$intercept, control, cm, cc, prob$threads)
+             sc$inv_den, P$U, P$zbar, prob$intercept, control, cm, cc, prob$threads,
+             prob$vmap)
   as_list <- function(M) lapply(seq_len(ncol(M)), function(i) matrix(M[, i], nrow(th)))
   list(th = r$th, cur = list(f = r$f, g = r$g, eta = r$eta, loss = r$loss),
        converged = r$converged, iter = r$iter, passes = r$passes,

@@ -86,8 +86,11 @@ glm_pass <- function(prob, theta, w = prob$weights) {
   if (is.function(prob$pass)) return(prob$pass(theta, w))
   B <- theta[-1L, , drop = FALSE]
   if (!is.null(prob$basis)) {
-    # the features in the span of the rows (glm_problem())
+    # the features in the span of the rows (glm_problem()), or left where
+    # they lie with coefficients V B (`vmap`, glm_fit_candidate())
     # the products on `threads` cores (and rff's own kernel, rff_blas_info())
+    V <- prob$vmap
+    if (!is.null(V)) B <- .Call(C_rff_rows_product, V, B, FALSE, prob$threads)
     eta <- .Call(C_rff_rows_product, prob$Z, B, FALSE, prob$threads) +
       rep(theta[1L, ], each = prob$n)
     if (!is.null(prob$offset)) eta <- eta + prob$offset
@@ -97,9 +100,9 @@ glm_pass <- function(prob, theta, w = prob$weights) {
     pos <- w > 0
     R <- l$grad * w
     R[!pos, ] <- 0
-    return(list(loss = sum(w[pos] * l$loss[pos]),
-                grad = .Call(C_rff_rows_product, prob$Z, R, TRUE, prob$threads),
-                grad0 = colSums(R), eta = eta))
+    G <- .Call(C_rff_rows_product, prob$Z, R, TRUE, prob$threads)
+    if (!is.null(V)) G <- .Call(C_rff_rows_product, V, G, TRUE, prob$threads)
+    return(list(loss = sum(w[pos] * l$loss[pos]), grad = G, grad0 = colSums(R), eta = eta))
   }
   .Call(C_rff_glm_pass, if (is.null(prob$Z)) prob$x, prob$Z, prob$map, prob$y,
         prob$family, prob$offset, w, B, theta[1L, ], prob$chunk_size, prob$threads, TRUE)

@@ -57,11 +57,16 @@
 #' becomes diagonal) the features are the r <= n columns of ZV and
 #' B = V theta with |B| = |theta|; a pass then costs O(n r K) instead of
 #' O(n D K). With cached features and at least as many rows as features,
-#' the features themselves are turned once to the preconditioner's
-#' eigenvectors (n D^2 flops, in place), where it is diagonal: an
-#' iteration no longer pays the 4 D^2 K flops of applying it, and runs in C
-#' (on 2,000 rows, D = 1000, the cross-validated path took a third of the
-#' CPU time it took before). This was chosen by measurement over Newton's
+#' the solver works on the preconditioner's eigenvectors V, where it is
+#' diagonal, and runs in C (on 2,000 rows, D = 1000, the cross-validated
+#' path took a third of the CPU time it took before): either the features
+#' are turned once to V (2 n D^2 flops, in place), or they stay where they
+#' lie and each pass turns its coefficients (V B and V'Z'R, 4 D^2 K flops),
+#' whichever the passes planned make cheaper. The features stay unturned
+#' when there are more than 2 K rows per pass planned (K classes, one for
+#' the binomial and Poisson families): on 32,000 rows of a binary
+#' response (D = 1,856) the turn took 5.4 s of a 22 s fit, now 15 s in
+#' all. This was chosen by measurement over Newton's
 #' method (IRLS), whose D x D weighted cross-product per iteration costs
 #' n D^2 flops (tens of seconds at n = 100,000, D = 1000 with R's reference
 #' BLAS) where a pass costs n D; see bench/RESULTS.md.
@@ -338,8 +343,8 @@ glm_auto_lengthscale <- function(g, mm) {
   L <- if (is.null(g$path$lambda)) g$path$nlambda else length(g$path$lambda)
   # (one held-out fold on more than glm_holdout_rows rows, by default)
   nf <- if (nrow(g$x) > glm_holdout_rows) 1L else 5L
-  after <- glm_setup_cost(nrow(g$x), mm$map$D) +
-    glm_cost(nrow(g$x), mm$map$D, g$K, nf, L, 5L, refine = TRUE)
+  fit_cost <- glm_cost(nrow(g$x), mm$map$D, g$K, nf, L, 5L, refine = TRUE)
+  after <- glm_setup_cost(nrow(g$x), mm$map$D, g$K, fit_cost) + fit_cost
   s <- select_lengthscale(m, fit_rows, after = after, loo_cols = ncol(m$y) * path$nlambda)
   if (isTRUE(mm$ard)) {
     ard_st <- ard_stage(nrow(m$x), mm$map$D)
@@ -370,15 +375,15 @@ glm_coded <- function(g, mm) {
 # `foldid`, its cross-validation by `measure`. Returns the problem, the
 # path, the preconditioner and the CV.
 glm_fit_candidate <- function(g, map, foldid, measure, stop_early = FALSE,
-                              holdout = FALSE, refine = FALSE) {
+                              holdout = FALSE, refine = FALSE, turn = NULL) {
   # the progress of the features and the preconditioner (glm_setup_cost()):
   # their share of the candidate's plan
   n <- nrow(g$x)
   L <- if (is.null(g$path$lambda)) g$path$nlambda else length(g$path$lambda)
   nf <- if (is.null(foldid)) 0L else if (holdout) 1L else max(foldid)
-  setup <- glm_setup_cost(n, map$D)
   fit_cost <- glm_cost(n, map$D, g$K, nf, L, if (is.null(foldid)) 0L else max(foldid),
                        refine = refine)
+  setup <- glm_setup_cost(n, map$D, g$K, fit_cost)
   # the path's share of the fit, the rest glm_result()'s refinement
   path_share <- 1 - refine * glm_refine_cost(n, map$D, g$K) / fit_cost
   st <- progress_stage("features and preconditioner", 1, share = setup / (setup + fit_cost))
@@ -389,21 +394,31 @@ glm_fit_candidate <- function(g, map, foldid, measure, stop_early = FALSE,
   if (g$intercept) theta0[1L, ] <- glm_start(prob, prob$w)
   P <- glm_precond(prob, theta0, if (is.null(g$path$lambda)) 2L else length(g$path$lambda))
   if (!is.null(prob$basis) || (prob$cached && !is.null(P$vectors))) {
-    # cached features (or their span of the rows): turned to the
-    # preconditioner's eigenvectors V, where it becomes diagonal, with the
-    # same loss and penalty (|V theta| = |theta|); 512 rows at a time and
-    # in place (this function holds the only reference to Z), so that no
-    # second copy of the features is made
-    Z <- prob$Z
-    prob$Z <- NULL
-    for (from in seq(1L, nrow(Z), by = 512L)) {
-      r <- from:min(nrow(Z), from + 511L)
-      Z[r, ] <- .Call(C_rff_ridge_project, Z[r, , drop = FALSE], P$vectors, g$threads)
+    # cached features (or their span of the rows) on the preconditioner's
+    # eigenvectors V, where it becomes diagonal, with the same loss and
+    # penalty (|V theta| = |theta|): the features turned to V (n D^2 flops
+    # once), or left where they lie and the coefficients turned on every
+    # pass (`vmap`: 2 D^2 K flops each way), whichever costs less
+    # (glm_turns_features(); `turn` chooses)
+    if (is.null(turn)) {
+      turn <- !is.null(prob$basis) || glm_turns_features(n, map$D, g$K, fit_cost)
     }
-    prob$Z <- Z
-    rm(Z)
-    prob$basis <- if (is.null(prob$basis)) P$vectors else
-      .Call(C_rff_ridge_project, prob$basis, P$vectors, g$threads)
+    if (turn) {
+      # 512 rows at a time and in place (this function holds the only
+      # reference to Z), so that no second copy of the features is made
+      Z <- prob$Z
+      prob$Z <- NULL
+      for (from in seq(1L, nrow(Z), by = 512L)) {
+        r <- from:min(nrow(Z), from + 511L)
+        Z[r, ] <- .Call(C_rff_ridge_project, Z[r, , drop = FALSE], P$vectors, g$threads)
+      }
+      prob$Z <- Z
+      rm(Z)
+      prob$basis <- if (is.null(prob$basis)) P$vectors else
+        .Call(C_rff_ridge_project, prob$basis, P$vectors, g$threads)
+    } else {
+      prob$vmap <- prob$basis <- P$vectors
+    }
     P$zbar <- drop(crossprod(P$vectors, P$zbar))
     P$vectors <- NULL
   }

@@ -20,7 +20,7 @@ static const R_CallMethodDef CallEntries[] = {
     CALLDEF(rff_loo_block, 8),
     CALLDEF(rff_ridge_thin_products, 3),
     CALLDEF(rff_glm_pass, 12),
-    CALLDEF(rff_glm_lbfgs, 17),
+    CALLDEF(rff_glm_lbfgs, 18),
     CALLDEF(rff_ard_gradient, 10),
     CALLDEF(rff_trig, 1),
     CALLDEF(rff_runtime_info, 2),

@@ -3,9 +3,12 @@
    features there are a dense n x r matrix X (r <= n) on a basis in which
    the preconditioner is diagonal, so an iteration is two products with X
    and O(n K + r K) work, which R's per-call overhead would dominate on
-   small data. The iterations are those of the R code, step for step:
-   the same objective, direction, line search, curvature pairs and
-   stopping rule; only the rounding of sums may differ. */
+   small data. Or X is left on its own basis and the coefficients are
+   turned instead (V th, V'g: two products of r x r by r x K a pass),
+   where the passes cost less than turning X would. The iterations are
+   those of the R code, step for step: the same objective, direction,
+   line search, curvature pairs and stopping rule; only the rounding of
+   sums may differ. */
 #include "rff.h"
 
 /* The problem and the preconditioner at one lambda. Coefficients are
@@ -13,6 +16,9 @@
    th_0k = a_k + zbar' B_k. */
 typedef struct {
     const double *X;      /* n x r */
+    const double *V;      /* r x r or NULL: X's coefficients are V th (the
+                             features left where they lie, th in the
+                             preconditioner's basis) */
     int n, r, K, family, intercept, threads;
     const double *y;      /* n (binomial, Poisson) or NULL */
     const int *cls;       /* n class codes 1..K (multinomial) or NULL */
@@ -24,6 +30,7 @@ typedef struct {
     const double *U;      /* K x K */
     const double *zbar;   /* r */
     double *eta, *R, *tmp;/* n x K, n x K, (r + 1) x K workspaces */
+    double *VB;           /* r x K workspace, with V */
     double *lossb;        /* the loss of each block of RFF_BLOCK_ROWS rows */
 } lb_prob;
 
@@ -38,7 +45,14 @@ static void lb_eta(lb_prob *p, const double *th)
         for (int j = 0; j < r; j++) s += p->zbar[j] * B[j];
         a[k] = th[(R_xlen_t) k * ld] - s;
     }
-    rff_dgemm_rows("N", "N", n, K, r, p->X, n, th + 1, ld, 0.0, p->eta, n, p->threads);
+    if (p->V) {
+        /* X (V B): two products of r x r by r x K a pass, where turning X
+           to V would have cost n r^2 once */
+        rff_dgemm_rows("N", "N", r, K, r, p->V, r, th + 1, ld, 0.0, p->VB, r, p->threads);
+        rff_dgemm_rows("N", "N", n, K, r, p->X, n, p->VB, r, 0.0, p->eta, n, p->threads);
+    } else {
+        rff_dgemm_rows("N", "N", n, K, r, p->X, n, th + 1, ld, 0.0, p->eta, n, p->threads);
+    }
     for (int k = 0; k < K; k++) {
         double *ek = p->eta + (R_xlen_t) k * n;
         const double *ok = p->off ? p->off + (R_xlen_t) k * n : NULL;
@@ -81,7 +95,12 @@ static double lb_from_eta(lb_prob *p, const double *th, double *g, double *loss_
     double loss = 0;
     for (int b = 0; b * RFF_BLOCK_ROWS < n; b++) loss += p->lossb[b];
     /* g: rows 1..r = X'R / W + lambda B, row 0 = colSums(R) / W */
-    rff_dgemm_rows("T", "N", r, K, n, p->X, n, p->R, n, 0.0, g + 1, ld, p->threads);
+    if (p->V) {  /* V'(X'R) */
+        rff_dgemm_rows("T", "N", r, K, n, p->X, n, p->R, n, 0.0, p->VB, r, p->threads);
+        rff_dgemm_rows("T", "N", r, K, r, p->V, r, p->VB, r, 0.0, g + 1, ld, p->threads);
+    } else {
+        rff_dgemm_rows("T", "N", r, K, n, p->X, n, p->R, n, 0.0, g + 1, ld, p->threads);
+    }
     double pen = 0;
     for (int k = 0; k < K; k++) {
         double *gk = g + (R_xlen_t) k * ld;
@@ -153,14 +172,16 @@ static int lb_curved(const double *s, const double *y, R_xlen_t m)
 #define LB_MEM 10
 
 /* rff_glm_lbfgs(X, y, family, offset, weights, W, th, lambda, inv_mu,
-   inv_den, U, zbar, intercept, control, mem, cur, threads): see lbfgs_lambda() in
-   R/glm-lbfgs.R. mem: NULL or list(S, Y, lambda) with S, Y matrices of
+   inv_den, U, zbar, intercept, control, mem, cur, threads, V): see
+   lbfgs_lambda() in R/glm-lbfgs.R; V NULL (X on the preconditioner's
+   basis) or r x r (X's coefficients are V th). mem: NULL or list(S, Y, lambda) with S, Y matrices of
    (r + 1) K rows, one column a pair; cur: NULL, list(f, g, eta, loss) at
    th, or list(eta) at th (the rest is computed from eta). Returns
    list(th, f, g, eta, loss, converged, iter, passes, S, Y). */
 SEXP rff_glm_lbfgs(SEXP X, SEXP y, SEXP family_, SEXP offset, SEXP weights, SEXP W_,
                    SEXP th_, SEXP lambda_, SEXP inv_mu, SEXP inv_den, SEXP U, SEXP zbar,
-                   SEXP intercept, SEXP control, SEXP mem, SEXP cur, SEXP threads)
+                   SEXP intercept, SEXP control, SEXP mem, SEXP cur, SEXP threads,
+                   SEXP V)
 {
     static const char *const families[] = {"binomial", "poisson", "multinomial", NULL};
     lb_prob p;
@@ -207,6 +228,12 @@ SEXP rff_glm_lbfgs(SEXP X, SEXP y, SEXP family_, SEXP offset, SEXP weights, SEXP
     p.inv_den = REAL(inv_den);
     p.U = REAL(U);
     p.zbar = REAL(zbar);
+    p.V = NULL;
+    if (V != R_NilValue) {
+        rff_check_real_matrix(V, "V");
+        if (Rf_nrows(V) != r || Rf_ncols(V) != r) Rf_error("`V` must be %d x %d", r, r);
+        p.V = REAL(V);
+    }
     p.intercept = Rf_asLogical(intercept) == TRUE;
     p.threads = rff_threads(threads);
     double epsilon = Rf_asReal(rff_list_elt(control, "epsilon"));
@@ -220,6 +247,7 @@ SEXP rff_glm_lbfgs(SEXP X, SEXP y, SEXP family_, SEXP offset, SEXP weights, SEXP
     p.eta = REAL(eta_out);
     p.R = (double *) R_alloc((size_t) n * K, sizeof(double));
     p.tmp = (double *) R_alloc((size_t) K, sizeof(double));
+    p.VB = p.V ? (double *) R_alloc((size_t) r * K, sizeof(double)) : NULL;
     p.lossb = (double *) R_alloc((size_t) n / RFF_BLOCK_ROWS + 1, sizeof(double));
     double *work = (double *) R_alloc((size_t) m, sizeof(double));
     double *S = (double *) R_alloc((size_t) m * LB_MEM, sizeof(double));

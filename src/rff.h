@@ -355,7 +355,8 @@ SEXP rff_glm_pass(SEXP x, SEXP Zcache, SEXP map, SEXP y, SEXP family,
                   SEXP chunk_size, SEXP threads, SEXP want_eta);
 SEXP rff_glm_lbfgs(SEXP X, SEXP y, SEXP family, SEXP offset, SEXP weights, SEXP W,
                    SEXP th, SEXP lambda, SEXP inv_mu, SEXP inv_den, SEXP U, SEXP zbar,
-                   SEXP intercept, SEXP control, SEXP mem, SEXP cur, SEXP threads);
+                   SEXP intercept, SEXP control, SEXP mem, SEXP cur, SEXP threads,
+                   SEXP V);
 SEXP rff_kernel_exact(SEXP x, SEXP y, SEXP spec);
 SEXP rff_halton(SEXP n, SEXP s, SEXP randomize);
 SEXP rff_kernel_error(SEXP x, SEXP y, SEXP K, SEXP source, SEXP reps,

@@ -108,3 +108,72 @@ test_that("many rows: the C solver on threads gives one thread's fit, stationary
   c2 <- fit(2, lambda = c(1e-2, lam), foldid = rep_len(1:3, n))
   expect_identical(c1$cvm, c2$cvm)
 })
+
+test_that("features left unturned, coefficients turned on every pass: the turned solve's fit", {
+  # glm_fit_candidate() turns the features to the preconditioner's
+  # eigenvectors V when that costs less than turning the coefficients on
+  # every pass (V B, V'(Z'R)); both solve the same problem
+  set.seed(56)
+  n <- 700
+  x <- matrix(rnorm(3 * n), n, 3)
+  m <- rff_map(3, D = 50, lengthscale = 1.3)
+  w <- runif(n, 0.5, 2)
+  cases <- list(binomial = factor(x[, 1] * x[, 2] + rnorm(n, sd = 0.5) > 0),
+                poisson = rpois(n, exp(0.5 * cos(x[, 2]))),
+                multinomial = factor(1 + (x[, 1] > 0) + (x[, 2] + x[, 3] > 0.5)))
+  for (fam in names(cases)) {
+    g <- rff:::glm_setup(x, cases[[fam]], fam, NULL, m, TRUE, FALSE, w, NULL, 6, 1e-4, Inf,
+                         list(epsilon = 1e-12, maxit = 3000L), NULL, 1L, FALSE, list(),
+                         "rff_glm")
+    foldid <- rep_len(1:3, n)
+    fit <- function(turn) {
+      set.seed(57)
+      rff:::glm_fit_candidate(g, g$map, foldid, "deviance", refine = TRUE, turn = turn)
+    }
+    a <- fit(TRUE)
+    b <- fit(FALSE)
+    expect_null(a$prob$vmap)
+    expect_identical(b$prob$vmap, b$prob$basis)
+    # the features where they lie: those of the map, not turned
+    expect_identical(b$prob$Z, rff_features(g$x, map = g$map, threads = 1L),
+                     ignore_attr = TRUE)
+    expect_true(rff:::lbfgs_in_c(b$prob, b$P))
+    expect_equal(b$lambda, a$lambda, tolerance = 1e-12, info = fam)
+    # (the folds are solved to 1e-4 whatever `epsilon`: their deviances agree
+    # to about that)
+    expect_equal(b$cv$cvm, a$cv$cvm, tolerance = 1e-4, info = fam)
+    ca <- rff:::lift_coef(a$full$coef, a$prob$basis)
+    cb <- rff:::lift_coef(b$full$coef, b$prob$basis)
+    expect_equal(cb, ca, tolerance = 1e-6, info = fam)
+    expect_equal(b$full$loss, a$full$loss, tolerance = 1e-10, info = fam)
+    # a pass in R on the unturned problem is the turned problem's pass
+    th <- matrix(rnorm((g$map$D + 1) * g$K, sd = 0.2), g$map$D + 1)
+    pa <- rff:::glm_pass(a$prob, th)
+    pb <- rff:::glm_pass(b$prob, th)
+    expect_equal(pb$eta, pa$eta, tolerance = 1e-12, info = fam)
+    expect_equal(pb$grad, pa$grad, tolerance = 1e-12, info = fam)
+    # and the C solver takes the R solver's iterations on it, step for step
+    th0 <- rff:::to_inner(matrix(b$full$coef[, , 2L], g$map$D + 1), b$P$zbar)
+    ctl <- list(epsilon = 1e-10, maxit = 200L)
+    rc <- rff:::lbfgs_lambda(b$prob, th0, b$lambda[4L], b$P, NULL, sum(b$prob$w), ctl)
+    rr <- rff:::lbfgs_lambda(b$prob, th0, b$lambda[4L], b$P, NULL, sum(b$prob$w), ctl,
+                             in_c = FALSE)
+    expect_identical(rc$iter, rr$iter, info = fam)
+    expect_gt(rc$iter, 3L)
+    expect_equal(rc$th, rr$th, tolerance = 1e-9, info = fam)
+    expect_equal(unname(rc$cur$g), unname(rr$cur$g), tolerance = 1e-6, info = fam)
+  }
+})
+
+test_that("the features are turned when the passes planned cost more than the turn", {
+  pass <- function(n, D, K, passes) passes * rff:::glm_pass_cost(n, D, K)
+  # mlbench::LetterRecognition's default: one held-out fold, 20 lambdas
+  expect_false(rff:::glm_turns_features(16000, 1224, 26, pass(16000, 1224, 26, 170)))
+  # a binary response: a pass turns D x 1 coefficients each way
+  expect_false(rff:::glm_turns_features(1500, 1000, 1, pass(1500, 1000, 1, 394)))
+  # 5 folds of 26 classes on 2,000 rows: 394 passes of 2 D^2 K each way
+  expect_true(rff:::glm_turns_features(2000, 1000, 26, pass(2000, 1000, 26, 394)))
+  # the boundary: turned below rows = 2 K passes (999)
+  expect_true(rff:::glm_turns_features(998, 500, 3, pass(998, 500, 3, 166.5)))
+  expect_false(rff:::glm_turns_features(999, 500, 3, pass(999, 500, 3, 166.5)))
+})

@@ -135,9 +135,12 @@ test_that("a lengthscale walk plans 3.5 candidates, 4 when the step below the st
 test_that("the plan of a GLM fit's setup: the span of its rows below D rows, the rotation above", {
   n <- 300
   D <- 1000
-  expect_equal(rff:::glm_setup_cost(n, D), 5 * n^2 * D + 16 * n^3)
+  expect_equal(rff:::glm_setup_cost(n, D, 3, 1e12), 5 * n^2 * D + 16 * n^3)
   n <- 3000
-  expect_equal(rff:::glm_setup_cost(n, D), 2 * n * D^2 + 7 * D^3)
+  # the features turned (2 K passes above the rows), or left where they lie
+  passes <- function(p) p * rff:::glm_pass_cost(n, D, 3)
+  expect_equal(rff:::glm_setup_cost(n, D, 3, passes(501)), 2 * n * D^2 + 7 * D^3)
+  expect_equal(rff:::glm_setup_cost(n, D, 3, passes(499)), n * D^2 + 7 * D^3)
   # the path's passes: 4.5 per lambda; the folds': 2.8 per lambda and fold
   # up to 5 folds, 14 per lambda for more; a held-out set (1 fit of 5
   # folds) 2.8; lambda_best's refinement 24 in all
