@@ -82,12 +82,13 @@ torture_calls <- list(
                              c(2, 1e12), matrix(1 / (1:6 + 0.05), 3), diag(2), c(0.1, 0, -0.1), TRUE,
                              list(epsilon = 1e-8, maxit = 30L),
                              list(S = matrix(0.01 * (1:16), 8, 2), Y = matrix(0.02 * (16:1), 8, 2),
-                                  lambda = 0.1), NULL, 2L)),
+                                  lambda = 0.1), NULL, 2L, NULL)),
+  # (its features left unturned: coefficients turned by V)
   list("rff_glm_lbfgs", list(tx, c(0, 1, 1, 0, 1, 0), "binomial", matrix(0.1, 6, 1), NULL, 6,
                              matrix(0, 3, 1), 0.01, 4, matrix(c(1.2, 0.8)), matrix(1), c(0, 0),
                              FALSE, list(epsilon = 1e-8, maxit = 30L), NULL,
                              list(f = 0.7, g = matrix(c(0, 0.1, -0.1)), eta = matrix(0.1, 6, 1),
-                                  loss = 4.2), 1L)),
+                                  loss = 4.2), 1L, matrix(c(0.6, 0.8, -0.8, 0.6), 2))),
   # the ARD gradient from a given dF/dZ, and streamed from the statistics'
   # derivatives (weighted, two chunks, two threads)
   list("rff_ard_gradient", list(tx, pair_map, matrix(0.1 * (1:36), 6), NULL, NULL, NULL, NULL,
