@@ -65,8 +65,8 @@
 #' whichever the passes planned make cheaper. The features stay unturned
 #' when there are more than 2 K rows per pass planned (K classes, one for
 #' the binomial and Poisson families): on 32,000 rows of a binary
-#' response (D = 1,856) the turn took 5.4 s of a 22 s fit, now 15 s in
-#' all. This was chosen by measurement over Newton's
+#' response (D = 1,856) the turn took 5.4 s of a 22-24 s fit, now 16 s
+#' in all. This was chosen by measurement over Newton's
 #' method (IRLS), whose D x D weighted cross-product per iteration costs
 #' n D^2 flops (tens of seconds at n = 100,000, D = 1000 with R's reference
 #' BLAS) where a pass costs n D; see bench/RESULTS.md.
@@ -396,9 +396,9 @@ glm_fit_candidate <- function(g, map, foldid, measure, stop_early = FALSE,
   if (!is.null(prob$basis) || (prob$cached && !is.null(P$vectors))) {
     # cached features (or their span of the rows) on the preconditioner's
     # eigenvectors V, where it becomes diagonal, with the same loss and
-    # penalty (|V theta| = |theta|): the features turned to V (n D^2 flops
-    # once), or left where they lie and the coefficients turned on every
-    # pass (`vmap`: 2 D^2 K flops each way), whichever costs less
+    # penalty (|V theta| = |theta|): the features turned to V (2 n D^2
+    # flops once), or left where they lie and the coefficients turned on
+    # every pass (`vmap`: 2 D^2 K flops each way), whichever costs less
     # (glm_turns_features(); `turn` chooses)
     if (is.null(turn)) {
       turn <- !is.null(prob$basis) || glm_turns_features(n, map$D, g$K, fit_cost)
