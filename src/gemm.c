@@ -214,6 +214,36 @@ static void micro_cols(int kc, const double *pb, const double *a, int lda, doubl
     }
 }
 
+/* micro_cols() for a last panel of at most 4 columns of b (ni <= 4: the
+   26th class of 26 is the second of a panel of 8): its first 4 rows of
+   each step only, in 6 registers, at half the multiply-adds of a full
+   panel. Each entry is summed as micro_cols() sums it. */
+__attribute__((target("avx2,fma")))
+static void micro_cols4(int kc, const double *pb, const double *a, int lda, double *c,
+                        int ldc, int ni, int mj)
+{
+    __m256d c0 = _mm256_setzero_pd(), c1 = _mm256_setzero_pd(), c2 = _mm256_setzero_pd();
+    __m256d c3 = _mm256_setzero_pd(), c4 = _mm256_setzero_pd(), c5 = _mm256_setzero_pd();
+    const double *z[GEMM_NR];
+    for (int jj = 0; jj < GEMM_NR; jj++) z[jj] = a + (jj < mj ? (size_t) jj * lda : 0);
+    for (int r = 0; r < kc; r++, pb += GEMM_MR) {
+        const __m256d a0_ = _mm256_loadu_pd(pb);
+        c0 = _mm256_fmadd_pd(a0_, _mm256_broadcast_sd(z[0] + r), c0);
+        c1 = _mm256_fmadd_pd(a0_, _mm256_broadcast_sd(z[1] + r), c1);
+        c2 = _mm256_fmadd_pd(a0_, _mm256_broadcast_sd(z[2] + r), c2);
+        c3 = _mm256_fmadd_pd(a0_, _mm256_broadcast_sd(z[3] + r), c3);
+        c4 = _mm256_fmadd_pd(a0_, _mm256_broadcast_sd(z[4] + r), c4);
+        c5 = _mm256_fmadd_pd(a0_, _mm256_broadcast_sd(z[5] + r), c5);
+    }
+    double t[GEMM_NR * 4];
+    _mm256_storeu_pd(t, c0); _mm256_storeu_pd(t + 4, c1); _mm256_storeu_pd(t + 8, c2);
+    _mm256_storeu_pd(t + 12, c3); _mm256_storeu_pd(t + 16, c4); _mm256_storeu_pd(t + 20, c5);
+    for (int ii = 0; ii < ni; ii++) {
+        double *ci = c + (size_t) ii * ldc;
+        for (int jj = 0; jj < mj; jj++) ci[jj] += t[jj * 4 + ii];
+    }
+}
+
 /* c = a'b (m x n, n <= GEMM_NARROW) by micro_cols(): b' packed, a never;
    into `pb` one panel of KC terms at a time, or all of it packed before
    (`packed`, from rff_gemm_cols_pack(); pb unused). */
@@ -229,8 +259,10 @@ static void gemm_cols(int m, int n, int k, const double *a, int lda, const doubl
             const int mj = m - j < GEMM_NR ? m - j : GEMM_NR;
             for (int q = 0; q < np; q++) {
                 const int ni = n - q * GEMM_MR < GEMM_MR ? n - q * GEMM_MR : GEMM_MR;
-                micro_cols(kc, pk + (size_t) q * kc * GEMM_MR, a + (size_t) j * lda + p0, lda,
-                           c + j + (size_t) q * GEMM_MR * ldc, ldc, ni, mj);
+                (ni <= 4 ? micro_cols4 : micro_cols)(kc, pk + (size_t) q * kc * GEMM_MR,
+                                                    a + (size_t) j * lda + p0, lda,
+                                                    c + j + (size_t) q * GEMM_MR * ldc, ldc,
+                                                    ni, mj);
             }
         }
     }
