@@ -58,35 +58,35 @@ cv_search <- function(candidates, cvm, lambda, sel, sgn, multiple, median, rows)
 }
 
 # The downhill walk of lengthscale = "auto" over the multiples 2^(j / 2) of
-# the median heuristic, on `score_of(j)` (smaller is better): j = 0, -1, 1,
+# the median heuristic, on `score_of(j)` (smaller is better): j = 0 and -1,
 # then, while the best scored is the smallest (largest) scored, the next
-# smaller (larger), within auto_steps; it stops at a candidate whose two
-# neighbours score worse, at a bound, or after a step that improved the
-# score by less than the fraction auto_flat of it. Where the score is
-# unimodal along the multiples this finds their minimum, for 3 + |j|
-# candidates. Returns the steps in increasing order, their scores,
+# smaller (larger), within auto_steps: j = 1 only when -1 scored no better
+# than 0. It stops at a candidate whose two neighbours score worse, at a
+# bound, or after a step past j = +-1 that improved the score by less than
+# the fraction auto_flat of it. Where the score is unimodal along the
+# multiples this finds their minimum, for 2 + |j| candidates when j < 0
+# (-1 better than 0 puts the minimum below 0: j = 1 would score worse than
+# 0) and 3 + j otherwise. Returns the steps in increasing order, their scores,
 # `order` (what was scored i-th is at position i of a list made while
 # scoring: list[order] puts it in the steps' order), and the best's index.
 lengthscale_walk <- function(score_of, cost = 1, after = 0) {
   steps <- integer()
   score <- numeric()
   add <- function(j) {
-    # the third candidate, when the step below the start scored better: not
-    # the last, whatever it scores
-    on <- length(steps) == 2L && score[2L] < score[1L]
-    st <- walk_stage(length(steps) + 1L, 2^(j / 2), cost, after, continues = on)
+    st <- walk_stage(length(steps) + 1L, 2^(j / 2), cost, after)
     steps <<- c(steps, j)
     score <<- c(score, score_of(j))
     st$close()
   }
-  for (j in c(0L, -1L, 1L)) add(j)
+  for (j in c(0L, -1L)) add(j)
   repeat {
     i <- which.min(score)
     # at most every step of the range, once
     if (!length(i) || length(steps) > diff(auto_steps)) break
     b <- steps[i]
-    # a step that gained less than auto_flat: the score is flat there
-    if (length(steps) > 3L && i == length(steps) &&
+    # a step past the start's neighbours that gained less than auto_flat:
+    # the score is flat there
+    if (abs(b) >= 2L && i == length(steps) &&
         score[i] > (1 - auto_flat) * min(score[-i])) break
     if (b == min(steps) && b > auto_steps[1L]) {
       add(b - 1L)
@@ -103,11 +103,9 @@ lengthscale_walk <- function(score_of, cost = 1, after = 0) {
 # The progress stage of the k-th candidate of a lengthscale search (at
 # `multiple` of the median heuristic; NULL for given candidates), of
 # `cost` work units; the plan counts walk_plan candidates (or k from there
-# on; k + 1 for a candidate that `continues` the walk whatever it scores),
-# then `after` units. `given`: the number of given candidates.
-walk_stage <- function(k, multiple, cost, after, given = NULL, continues = FALSE) {
-  more <- if (!is.null(given)) given - k + 1L else
-    max(walk_plan - k + 1, if (continues) 2 else 1)
+# on), then `after` units. `given`: the number of given candidates.
+walk_stage <- function(k, multiple, cost, after, given = NULL) {
+  more <- if (!is.null(given)) given - k + 1L else max(walk_plan - k + 1, 1)
   progress_expect(more * cost + after)
   progress_stage(if (is.null(multiple)) sprintf("lengthscale %d of %d", k, given) else
     sprintf("lengthscale search, candidate %d (%s x median)", k, format(multiple, digits = 3)),
@@ -123,12 +121,13 @@ ard_stage <- function(n, D) {
   progress_stage("one lengthscale per input (ARD)", units)
 }
 
-# Candidates a lengthscale walk is planned for: the median's neighbourhood
-# and, half the time, one step (a walk ends at its third candidate when
-# the start scores best of the three; with the step below the start
-# better, it goes on, and a longer walk adds one candidate to the plan at
-# each step). With 4, rff_cv(family = "multinomial") on mlbench::Vehicle,
-# which scored 3, stated up to 3.4 times the time left.
+# Candidates a lengthscale walk is planned for: three and, half the time,
+# one step more (a walk scores the start, the step below it and then the
+# next step below when that one won, else the step above; it ends at the
+# third when the second is best of the three, and a longer walk adds one
+# candidate to the plan at each step). With 4, rff_cv(family =
+# "multinomial") on mlbench::Vehicle, which scored 3, stated up to 3.4
+# times the time left.
 walk_plan <- 3.5
 
 # Work units of the progress plan: a ridge fit of `rows` rows on D

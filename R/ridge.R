@@ -26,14 +26,16 @@
 #'   \item{`lengthscale = "auto"`}{The median heuristic l0
 #'     ([rff_median_lengthscale()] of the standardized inputs) times
 #'     2^(j / 2) are compared, each fitted over the whole lambda path, by a
-#'     downhill walk: j = 0, -1 and 1 first (l0 x 1, 0.71, 1.41), then,
-#'     while the best so far is the smallest (largest) compared, the next
-#'     smaller (larger) one, down to l0 / 8 and up to 16 l0. The walk stops
+#'     downhill walk: j = 0 and -1 first (l0 x 1, 0.71), then, while the
+#'     best so far is the smallest (largest) compared, the next smaller
+#'     (larger) one, down to l0 / 8 and up to 16 l0: j = 1 (1.41 l0) is
+#'     compared only when j = -1 was no better than j = 0. The walk stops
 #'     at a candidate whose two neighbours are worse, at those bounds, or
-#'     after a step that improved the criterion by less than 0.1% (where it
-#'     is flat, as towards the nearly linear fits of large lengthscales).
-#'     Where the criterion is unimodal along the multiples this finds the
-#'     best of them, at 3 + j candidates for the best j. All candidates
+#'     after a step beyond j = -1 or 1 that improved the criterion by less
+#'     than 0.1% (where it is flat, as towards the nearly linear fits of
+#'     large lengthscales). Where the criterion is unimodal along the
+#'     multiples this finds the best of them, at 2 + |j| candidates for a
+#'     best j below 0 and 3 + j otherwise. All candidates
 #'     rescale the same random draws
 #'     (common random numbers), so they differ by the lengthscale only. The
 #'     candidate whose path reaches the smallest criterion (below) wins;

@@ -68,14 +68,17 @@ cv_tol <- function(Z, Y, lambda, sse, intercept = TRUE) {
 
 # The downhill walk of lengthscale = "auto" over the multiples 2^(j / 2) of
 # the median heuristic l0, on the criteria of every multiple computed
-# independently: j = 0, -1, 1, then onward while the best is at an end,
-# within [-6, 8], stopping after a step that gains less than 0.1%.
+# independently: j = 0 and -1; then downward while the lowest is best, and
+# j = 1 only when -1 was no better than 0, then upward while the highest is
+# best; within [-6, 8], stopping after a step past -1 or 1 that gains less
+# than 0.1%.
 expected_walk <- function(score_of) {
-  steps <- c(0L, -1L, 1L)
+  steps <- c(0L, -1L)
   score <- vapply(steps, score_of, 0)
   repeat {
     i <- which.min(score)
-    if (length(steps) > 3L && i == length(steps) && score[i] > (1 - 1e-3) * min(score[-i])) break
+    if (abs(steps[i]) >= 2L && i == length(steps) &&
+        score[i] > (1 - 1e-3) * min(score[-i])) break
     b <- steps[i]
     nxt <- if (b == min(steps) && b > -6L) b - 1L else if (b == max(steps) && b < 8L) b + 1L else NA
     if (is.na(nxt)) break

@@ -70,25 +70,44 @@ test_that("the lengthscale walk on designed criteria: down, up, flat, and to the
     s <- rff:::select_lengthscale(m, fit_rows)
     list(s = s, seen = seen, j = round(2 * log2(s$table$lengthscale / 2)))
   }
-  # a minimum at j = -3: down from 0 until the next is worse
+  # a minimum at j = -3: down from 0 until the next is worse; -1 better
+  # than 0 puts the minimum below 0, and j = 1 is never scored
   w <- walk_on(function(j) (j + 3)^2 + 1)
-  expect_identical(w$seen, c(0, -1, 1, -2, -3, -4))
-  expect_identical(w$j, c(-4, -3, -2, -1, 0, 1))
+  expect_identical(w$seen, c(0, -1, -2, -3, -4))
+  expect_identical(w$j, c(-4, -3, -2, -1, 0))
   expect_identical(w$s$best, 2L)
   expect_equal(w$s$table$multiple, 2^(w$j / 2))
   expect_equal(w$s$table$lambda, 10 + w$j)
   expect_equal(w$s$table$loo, (w$j + 3)^2 + 1)
-  # a minimum at j = 0: the three first candidates only
+  # a minimum at j = 0: -1 and then 1 score worse, the walk ends
   w <- walk_on(function(j) j^2 + 1)
   expect_identical(w$seen, c(0, -1, 1))
   expect_identical(w$s$best, 2L)
+  # a minimum at j = -1: its two neighbours, three candidates
+  w <- walk_on(function(j) (j + 1)^2 + 1)
+  expect_identical(w$seen, c(0, -1, -2))
+  expect_identical(w$j[w$s$best], -1)
+  # the step below the start gains less than 0.1%: the flat rule is for
+  # steps past the start's neighbours, and the walk goes on down
+  w <- walk_on(function(j) c(9.5, 9, 9.996, 10, 11)[j + 4])
+  expect_identical(w$seen, c(0, -1, -2, -3))
+  expect_identical(w$j[w$s$best], -2)
+  # -1 ties with 0: no better, so the walk looks above
+  w <- walk_on(function(j) if (j >= 0) 5 - j else 5)
+  expect_identical(w$seen[1:3], c(0, -1, 1))
+  # a criterion that is not unimodal: below 0 it falls to j = -2, and the
+  # lower minimum at j = 2 is not seen (the step above is scored only when
+  # the step below did not win)
+  w <- walk_on(function(j) c(3, 1.5, 2, 2.5, 4, 0.5, 5)[j + 4])
+  expect_identical(w$seen, c(0, -1, -2, -3))
+  expect_identical(w$j[w$s$best], -2)
   # decreasing to the upper bound, each step gaining more than 0.1%
   w <- walk_on(function(j) 10 - j)
   expect_identical(w$seen, c(0, -1, 1, 2:8))
   expect_identical(w$s$best, 10L)
   # and to the lower bound
   w <- walk_on(function(j) 10 + j)
-  expect_identical(w$seen, c(0, -1, 1, -2:-6))
+  expect_identical(w$seen, c(0, -1, -2:-6))
   expect_identical(w$s$best, 1L)
   # flat: the step from 3 to 4 gains 0.05%; the walk stops there, at 4
   w <- walk_on(function(j) if (j <= 3) 10 - j else 7 * (1 - 5e-4 * (j - 3)))

@@ -100,7 +100,7 @@ test_that("a fit with a lengthscale search shows one display, stage by stage, to
                tolerance = 1e-12)
 })
 
-test_that("a lengthscale walk plans 3.5 candidates, 4 when the step below the start won", {
+test_that("a lengthscale walk plans 3.5 candidates, then one a step", {
   old <- options(rff.progress = "txt", rff.progress_delay = Inf)
   on.exit(options(old))
   # the work each candidate expects when it starts (its own and the rest:
@@ -126,10 +126,15 @@ test_that("a lengthscale walk plans 3.5 candidates, 4 when the step below the st
   p <- planned(c("0" = 2, "-1" = 3, "1" = 1, "2" = 0.5, "3" = 0.7))
   expect_identical(p$steps, -1:3)
   expect_equal(p$left, c(3.5, 2.5, 1.5, 1, 1) + 10)
-  # the step below the start won: the walk goes on past the third
-  p <- planned(c("0" = 2, "-1" = 1, "1" = 3, "-2" = 1.5))
-  expect_identical(p$steps, -2:1)
-  expect_equal(p$left, c(3.5, 2.5, 2, 1) + 10)
+  # the step below the start won: the next below is the third, and the
+  # walk ends there when it loses
+  p <- planned(c("0" = 2, "-1" = 1, "-2" = 1.5))
+  expect_identical(p$steps, -2:0)
+  expect_equal(p$left, c(3.5, 2.5, 1.5) + 10)
+  # or goes on while it wins
+  p <- planned(c("0" = 2, "-1" = 1, "-2" = 0.5, "-3" = 0.7))
+  expect_identical(p$steps, -3:0)
+  expect_equal(p$left, c(3.5, 2.5, 1.5, 1) + 10)
 })
 
 test_that("the plan of a GLM fit's setup: the span of its rows below D rows, the rotation above", {
