@@ -214,9 +214,9 @@ static void micro_cols(int kc, const double *pb, const double *a, int lda, doubl
     }
 }
 
-/* micro_cols() for a last panel of at most 4 columns of b (ni <= 4: the
-   26th class of 26 is the second of a panel of 8): its first 4 rows of
-   each step only, in 6 registers, at half the multiply-adds of a full
+/* micro_cols() for a last panel of at most 4 columns of b (ni <= 4: of 26
+   classes, the last panel of 8 holds 2): the panel's first 4 entries of
+   each term only, in 6 registers, at half the multiply-adds of a full
    panel. Each entry is summed as micro_cols() sums it. */
 __attribute__((target("avx2,fma")))
 static void micro_cols4(int kc, const double *pb, const double *a, int lda, double *c,
