@@ -56,6 +56,10 @@ int rff_gemm_available(void)
    matrix-vector kernels of matvec.c). */
 int rff_gemm_ready(void) { return gemm_ok; }
 
+/* Whether a product with n columns of c (not a triangle) takes the narrow
+   route: a read where it lies (micro_rows(), micro_cols()). */
+int rff_gemm_narrow(int n) { return n <= GEMM_NARROW; }
+
 #ifdef RFF_GEMM_AVX2
 
 /* The register block of the kernels below: 8 x 6 entries of c in twelve

@@ -67,6 +67,7 @@ void rff_blas_detect(void);
    entries i <= j + tri; -1 (nothing done) where it cannot run. */
 int rff_gemm_available(void);
 int rff_gemm_ready(void);
+int rff_gemm_narrow(int n);
 int rff_gemm(int ta, int tb, int m, int n, int k, const double *a, int lda,
              const double *b, int ldb, double beta, double *c, int ldc, int tri);
 /* a'b for blocks of columns of a with one narrow b, b' packed once. */
@@ -79,6 +80,7 @@ int rff_gemm_packed(int tb, int m, int n, int k, const double *packed, int mp,
                     const double *b, int ldb, double beta, double *c, int ldc, int tri);
 /* Whether the large products run on rff's own kernel, and its switch. */
 int rff_blas_own(void);
+int rff_blas_own_rows(int n);
 void rff_blas_set_own(int on);
 /* c = op(a) op(b) + beta c on the calling thread (own kernel or BLAS). */
 void rff_dgemm_seq(const char *ta, const char *tb, int m, int n, int k,

@@ -118,6 +118,60 @@ cat("DONE\\n")
   expect_true(any(res$output == "DONE"), label = paste(res$output, collapse = "\n"))
 })
 
+test_that("under OpenBLAS the narrow products of a GLM pass run on rff's kernel", {
+  skip_on_os(c("windows", "mac"))
+  if (!file.exists(file.path(openblas_dir, "libblas.so.3"))) {
+    skip(paste("OpenBLAS is not installed in", openblas_dir, "(tools/install-deps.sh installs it)"))
+  }
+  res <- run_openblas_child('
+stopifnot(rff_blas_info()$blas == "openblas")
+own <- function(a, b, ta) {
+  m <- if (ta) ncol(a) else nrow(a)
+  .Call(rff:::C_rff_own_product, a, b, c(ta, FALSE), 0, matrix(NaN, m, ncol(b)), -1)
+}
+if (is.null(own(matrix(1), matrix(1), FALSE))) { cat("NOKERNEL\\n"); quit(save = "no") }
+set.seed(3)
+# Z B and Z\'R of a pass: 700 rows (blocks of 128 rows or features), 26 and
+# 64 columns (narrow); 65 columns stay on the BLAS
+Z <- matrix(rnorm(700 * 300), 700)
+for (K in c(1, 3, 26, 64)) {
+  B <- matrix(rnorm(300 * K), 300)
+  R <- matrix(rnorm(700 * K), 700)
+  for (th in 1:2) {
+    zb <- .Call(rff:::C_rff_rows_product, Z, B, FALSE, th)
+    zr <- .Call(rff:::C_rff_rows_product, Z, R, TRUE, th)
+    if (!identical(zb, own(Z, B, FALSE)) || !identical(zr, own(Z, R, TRUE))) stop("not the kernel: ", K)
+    stopifnot(isTRUE(all.equal(zb, Z %*% B, tolerance = 1e-13)),
+              isTRUE(all.equal(zr, crossprod(Z, R), tolerance = 1e-13)))
+  }
+}
+# (OpenBLAS sums in another order: its products differ from the kernel\'s
+# in the last bits)
+B65 <- matrix(rnorm(300 * 65), 300)
+z65 <- .Call(rff:::C_rff_rows_product, Z, B65, FALSE, 2L)
+stopifnot(isTRUE(all.equal(z65, Z %*% B65, tolerance = 1e-13)), !identical(z65, own(Z, B65, FALSE)))
+# options(rff.products = "blas") keeps them on OpenBLAS
+.Call(rff:::C_rff_set_own_products, FALSE)
+B <- matrix(rnorm(300 * 26), 300)
+zb <- .Call(rff:::C_rff_rows_product, Z, B, FALSE, 2L)
+stopifnot(isTRUE(all.equal(zb, Z %*% B, tolerance = 1e-13)), !identical(zb, own(Z, B, FALSE)))
+.Call(rff:::C_rff_set_own_products, TRUE)
+# a multinomial fit is the same on 1 and 2 threads
+x <- matrix(rnorm(900 * 4), 900)
+y <- factor(max.col(cbind(x[, 1], x[, 2]^2, sin(3 * x[, 3]))))
+fit <- function(th) {
+  set.seed(5)
+  f <- rff_glm(x, y, D = 60, lengthscale = 1.5, threads = th, progress = FALSE)
+  list(coef(f), f$lambda_best)
+}
+stopifnot(identical(fit(1), fit(2)))
+cat("DONE\\n")
+')
+  expect_equal(res$status, 0L, label = paste(res$output, collapse = "\n"))
+  if (any(res$output == "NOKERNEL")) skip("rff's own kernel does not run on this processor")
+  expect_true(any(res$output == "DONE"), label = paste(res$output, collapse = "\n"))
+})
+
 test_that("the default threads leave out the cores other processes are running on", {
   old <- options(rff.threads = NULL)
   on.exit(options(old))
