@@ -35,12 +35,14 @@
 #' BLAS libraries are, at about 40 GF/s per core; each entry is summed in a
 #' fixed order, so results still do not depend on `threads`. The default
 #' fit on 40,455 rows of ggplot2::diamonds went from 53 to 9 s (reference
-#' BLAS, 2 cores). Under OpenBLAS the narrow products of a GLM pass (Z B
-#' and Z'R, one column per class, at most 64) run on the kernel too,
-#' which reads the features where they lie where OpenBLAS copies them for
-#' every block of 128 rows: on 16,000 x 1,224 features and 26 classes, one
-#' core, 40-42 ms against 43-45 for Z B and 33-35 ms against 43-44 for
-#' Z'R. `options(rff.products = "blas")` keeps every product on
+#' BLAS, 2 cores). Under OpenBLAS the narrow products of a GLM pass on
+#' cached features (Z B and Z'R, one column per class, at most 64; every
+#' fit over a lambda path, where the solver works in the preconditioner's
+#' basis) run on the kernel too: it reads the features where they lie,
+#' whereas OpenBLAS copies them for every block of 128 rows. On 16,000 x
+#' 1,224 features and 26 classes, one core: 40-42 ms against 43-45 for Z
+#' B, and 33-35 ms against 43-44 for Z'R. A pass on features streamed
+#' from the rows stays on OpenBLAS. `options(rff.products = "blas")` keeps every product on
 #' the BLAS; results then differ by rounding only. Set it when R runs on an
 #' optimized BLAS that rff cannot tell from the reference one (Apple's
 #' Accelerate, ATLAS, or an optimized `Rblas.dll` on Windows, where rff
@@ -79,7 +81,8 @@
 #'   forked child process), `split` (`"blas"` or
 #'   `"blocks"`, as above), `products` (`"rff"` when the large products run
 #'   on rff's own kernel, else `"blas"`; under OpenBLAS `"blas"`, with the
-#'   GLM's narrow products on the kernel) and `forked` (whether this process
+#'   GLM's narrow products on the kernel when it runs and `rff.products` is
+#'   `"auto"`) and `forked` (whether this process
 #'   is a forked child of the one that loaded rff).
 #' @examples
 #' rff_blas_info()

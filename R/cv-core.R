@@ -66,7 +66,8 @@ cv_search <- function(candidates, cvm, lambda, sel, sgn, multiple, median, rows)
 # the fraction auto_flat of it. Where the score is unimodal along the
 # multiples this finds their minimum, for 2 + |j| candidates when j < 0
 # (-1 better than 0 puts the minimum below 0: j = 1 would score worse than
-# 0) and 3 + j otherwise. Returns the steps in increasing order, their scores,
+# 0) and 3 + j otherwise (one fewer at a bound). Returns the steps in
+# increasing order, their scores,
 # `order` (what was scored i-th is at position i of a list made while
 # scoring: list[order] puts it in the steps' order), and the best's index.
 lengthscale_walk <- function(score_of, cost = 1, after = 0) {
@@ -79,6 +80,9 @@ lengthscale_walk <- function(score_of, cost = 1, after = 0) {
     st$close()
   }
   for (j in c(0L, -1L)) add(j)
+  # the step above only when the step below did not win (a score that is
+  # NA or NaN wins nothing)
+  if (!isTRUE(score[2L] < score[1L])) add(1L)
   repeat {
     i <- which.min(score)
     # at most every step of the range, once
@@ -124,7 +128,7 @@ ard_stage <- function(n, D) {
 # Candidates a lengthscale walk is planned for: three and, half the time,
 # one step more (a walk scores the start, the step below it and then the
 # next step below when that one won, else the step above; it ends at the
-# third when the second is best of the three, and a longer walk adds one
+# third unless the third is best of the three, and a longer walk adds one
 # candidate to the plan at each step). With 4, rff_cv(family =
 # "multinomial") on mlbench::Vehicle, which scored 3, stated up to 3.4
 # times the time left.

@@ -35,7 +35,7 @@
 #'     than 0.1% (where it is flat, as towards the nearly linear fits of
 #'     large lengthscales). Where the criterion is unimodal along the
 #'     multiples this finds the best of them, at 2 + |j| candidates for a
-#'     best j below 0 and 3 + j otherwise. All candidates
+#'     best j below 0 and 3 + j otherwise (one fewer at a bound). All candidates
 #'     rescale the same random draws
 #'     (common random numbers), so they differ by the lengthscale only. The
 #'     candidate whose path reaches the smallest criterion (below) wins;

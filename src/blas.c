@@ -34,9 +34,10 @@ typedef void (*void_i64_fn)(int64_t);
 
 static int blas_kind = RFF_BLAS_PLAIN;
 /* Whether the large products run on rff's own kernel (gemm.c) rather than
-   the BLAS: wanted unless switched off (rff_blas_set_own()), and used only
+   the BLAS: wanted unless switched off (rff_blas_set_own()), and used
    with a BLAS without threads (the reference BLAS) on a processor that
-   runs the kernel. */
+   runs the kernel; under OpenBLAS, for the narrow products split by rows
+   only (rff_blas_own_rows()). */
 static int own_wanted = 1, own_available = 0;
 static int_void_fn openblas_get, mkl_get;
 static void_int_fn openblas_set, mkl_set;

@@ -57,7 +57,8 @@ int rff_gemm_available(void)
 int rff_gemm_ready(void) { return gemm_ok; }
 
 /* Whether a product with n columns of c (not a triangle) takes the narrow
-   route: a read where it lies (micro_rows(), micro_cols()). */
+   route: a (or a') read where it lies, but for the last m % 8 rows of a b
+   (micro_rows(), micro_cols()). */
 int rff_gemm_narrow(int n) { return n <= GEMM_NARROW; }
 
 #ifdef RFF_GEMM_AVX2

@@ -92,6 +92,14 @@ test_that("the lengthscale walk on designed criteria: down, up, flat, and to the
   w <- walk_on(function(j) c(9.5, 9, 9.996, 10, 11)[j + 4])
   expect_identical(w$seen, c(0, -1, -2, -3))
   expect_identical(w$j[w$s$best], -2)
+  # a start that scores NA or NaN: the step below wins nothing over it,
+  # and the walk looks above as well (then on down from the best, -1)
+  s <- c("-2" = 5, "-1" = 2, "1" = 4)
+  for (bad in c(NA, NaN)) {
+    w <- rff:::lengthscale_walk(function(j) if (j == 0) bad else s[[as.character(j)]])
+    expect_identical(w$steps, -2:1)
+    expect_identical(w$steps[w$best], -1L)
+  }
   # -1 ties with 0: no better, so the walk looks above
   w <- walk_on(function(j) if (j >= 0) 5 - j else 5)
   expect_identical(w$seen[1:3], c(0, -1, 1))

@@ -65,6 +65,11 @@ test_that("narrow products sum each entry as the general kernel does", {
       expect_identical(narrow, wide[, 1:64], info = paste(m, k, ta, tb))
       one <- own_product(a, if (tb) t(B[, 7, drop = FALSE]) else B[, 7, drop = FALSE], ta, tb)
       expect_identical(one, wide[, 7, drop = FALSE], info = paste(m, k, ta, tb))
+      # a last panel of at most 4 columns (3; 26 = 3 x 8 + 2), and of more (13)
+      for (nc in c(3, 13, 26)) {
+        part <- own_product(a, if (tb) t(B[, 1:nc]) else B[, 1:nc], ta, tb)
+        expect_identical(part, wide[, 1:nc], info = paste(m, k, ta, tb, nc))
+      }
     }
   }
 })
