@@ -194,6 +194,14 @@ static void micro_rows(int kc, const double *a, int lda, const double *pb, doubl
     }
 }
 
+/* The 6 columns of a (column-major, stride lda) that micro_cols() and
+   micro_cols4() stream down their rows; columns past mj read column 0
+   again (their sums are not stored). */
+static void cols_streams(const double *a, int lda, int mj, const double *z[GEMM_NR])
+{
+    for (int jj = 0; jj < GEMM_NR; jj++) z[jj] = a + (jj < mj ? (size_t) jj * lda : 0);
+}
+
 /* The block of c' = b'a for c = a'b with few columns (a GLM pass's Z'R):
    c(j + jj, i + ii) += sum_r b(r, i + ii) a(r, j + jj) for ii < ni (b'
    packed as op(a) is, 8 columns per panel: pb) and jj < mj (a read where
@@ -205,9 +213,8 @@ static void micro_cols(int kc, const double *pb, const double *a, int lda, doubl
                        int ldc, int ni, int mj)
 {
     GEMM_BLOCK_ZERO;
-    /* columns past mj read column 0 again; their sums are not stored */
     const double *z[GEMM_NR];
-    for (int jj = 0; jj < GEMM_NR; jj++) z[jj] = a + (jj < mj ? (size_t) jj * lda : 0);
+    cols_streams(a, lda, mj, z);
     for (int r = 0; r < kc; r++, pb += GEMM_MR) {
         GEMM_BLOCK_STEP(pb, z[0] + r, z[1] + r, z[2] + r, z[3] + r, z[4] + r, z[5] + r);
     }
@@ -230,7 +237,7 @@ static void micro_cols4(int kc, const double *pb, const double *a, int lda, doub
     __m256d c0 = _mm256_setzero_pd(), c1 = _mm256_setzero_pd(), c2 = _mm256_setzero_pd();
     __m256d c3 = _mm256_setzero_pd(), c4 = _mm256_setzero_pd(), c5 = _mm256_setzero_pd();
     const double *z[GEMM_NR];
-    for (int jj = 0; jj < GEMM_NR; jj++) z[jj] = a + (jj < mj ? (size_t) jj * lda : 0);
+    cols_streams(a, lda, mj, z);
     for (int r = 0; r < kc; r++, pb += GEMM_MR) {
         const __m256d a0_ = _mm256_loadu_pd(pb);
         c0 = _mm256_fmadd_pd(a0_, _mm256_broadcast_sd(z[0] + r), c0);
@@ -284,7 +291,7 @@ static int gemm_run(int ta, int tb, int m, int n, int k, const double *a, int ld
     const int nq = (n + GEMM_NR - 1) / GEMM_NR;
     /* few columns of c: a is read where it lies, by rows of a (ta = 0, all
        but the last m % 8 rows) or, for a'b, by columns of a (c' = b'a) */
-    const int narrow = full && n <= GEMM_NARROW && !pa_all;
+    const int narrow = full && rff_gemm_narrow(n) && !pa_all;
     const int by_cols = narrow && ta && !tb;
     const int direct = narrow && !ta ? m - m % GEMM_MR : 0;  /* rows read in place */
     const int need_pa = !by_cols && direct < m && !pa_all;   /* a's panel, for the other rows */
@@ -424,7 +431,7 @@ double *rff_gemm_cols_pack(int n, int k, const double *b, int ldb, int threads)
 {
     /* b' (n x k) in op(a)'s panels: 8 columns of b a panel, as gemm_cols()
        reads them */
-    return n > GEMM_NARROW ? NULL : rff_gemm_pack(1, n, k, b, ldb, threads);
+    return rff_gemm_narrow(n) ? rff_gemm_pack(1, n, k, b, ldb, threads) : NULL;
 }
 
 /* c (m x n) = beta c + a'b, b' packed by rff_gemm_cols_pack(n, k, b, ...).
