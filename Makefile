@@ -74,7 +74,8 @@ demo: install
 # bench/RESULTS-load.md); the default D's 400 features against D given on
 # 401 to 2,000 rows (bench/features.R: bench/RESULTS-features.md); and the
 # time left that the progress display states (bench/progress.R:
-# bench/RESULTS-progress.md)
+# bench/RESULTS-progress.md); and LetterRecognition's time and accuracy
+# against D (bench/frontier.R: bench/RESULTS-frontier.md)
 bench: install
 	@bash bench/setup.sh
 	Rscript bench/threads.R
@@ -85,6 +86,7 @@ bench: install
 	Rscript bench/load.R
 	Rscript bench/features.R
 	Rscript bench/progress.R
+	Rscript bench/frontier.R
 
 clean:
 	rm -rf .build rff.Rcheck rff_*.tar.gz src/*.o src/*.so

@@ -141,6 +141,14 @@
 #' [rff_cv()] with a `family` compares lengthscales by cross-validation of
 #' the deviance instead.
 #'
+#' **Time against D.** A pass costs about 4 n D K flops (K classes; 1 for
+#' the binomial and Poisson families). On mlbench::LetterRecognition (16,000
+#' rows, 26 classes; bench/RESULTS-frontier.md) the default D = 1,224 took
+#' 0.71 times `kernlab::ksvm()`'s time for 95.0% test accuracy (ksvm
+#' 93.05%), `D = 600` 0.33 times for 93.6% (below 1,000 features the search
+#' scores on all D and chose a longer lengthscale), and `D = 600` with
+#' `lengthscale = 0.5 * fit$lengthscale_search$median` 0.29 times for 94.85%.
+#'
 #' `lengthscale = "ard"` (one lengthscale per input column): after that
 #' search, the lengthscales maximizing the Gaussian log evidence of the
 #' same coded responses (several responses for the multinomial family,

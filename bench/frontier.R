@@ -1,0 +1,122 @@
+# Time against accuracy on many rows and classes: the default
+# `rff_glm(lettr ~ ., train)` on mlbench::LetterRecognition (first 16,000
+# rows train, the other 4,000 test, 26 classes) and the same call with
+# smaller `D`, against kernlab::ksvm(lettr ~ ., train) (run before and after
+# the rff fits; the ratio is to the mean of its two times) and
+# ranger::ranger(lettr ~ ., train). A GLM pass costs n D K multiply-adds
+# twice (Z B and Z'R), so on 26 classes the fit's time follows D; this
+# table shows what each D costs and gains.
+#
+# Run from the package root after `make install` (rff in .build/lib):
+#   Rscript bench/frontier.R                    # writes bench/RESULTS-frontier.md
+#   Rscript bench/frontier.R --D 500,1000 --out FILE
+# Everything runs in this one process, each fit once, from set.seed(1);
+# times are system.time(...)[["elapsed"]] of the fit, prediction excluded.
+# Installs nothing (tools/install-deps.sh installs mlbench, kernlab and
+# ranger); a missing package skips its rows.
+lib <- file.path(getwd(), ".build", "lib")
+.libPaths(c(lib, .libPaths()))
+suppressPackageStartupMessages(library(rff))
+
+args <- commandArgs(trailingOnly = TRUE)
+arg_value <- function(flag, default) {
+  if (!(flag %in% args)) return(default)
+  v <- args[match(flag, args) + 1L]
+  if (is.na(v) || startsWith(v, "--")) stop(flag, " needs a value")
+  v
+}
+out <- arg_value("--out", file.path("bench", "RESULTS-frontier.md"))
+Ds <- as.integer(strsplit(arg_value("--D", "400,500,600,800,1000"), ",", fixed = TRUE)[[1]])
+if (anyNA(Ds) || any(Ds < 2L)) stop("--D needs feature counts of at least 2")
+
+if (!requireNamespace("mlbench", quietly = TRUE)) {
+  message("mlbench is not installed: nothing to measure")
+  quit(save = "no")
+}
+e <- new.env()
+utils::data("LetterRecognition", package = "mlbench", envir = e)
+d <- e$LetterRecognition
+train <- d[1:16000, ]
+test <- d[-(1:16000), ]
+
+timed <- function(fit, predict_class) {
+  set.seed(1)
+  t <- system.time(m <- fit())[["elapsed"]]
+  s <- if (inherits(m, "rff_glm")) m$lengthscale_search
+  c(seconds = t, accuracy = mean(as.character(predict_class(m)) == as.character(test$lettr)),
+    multiple = if (is.null(s)) NA else s$table$multiple[s$best])
+}
+rows <- list()
+add <- function(name, r, D = NA) rows[[length(rows) + 1L]] <<- list(name = name, D = D, r = r)
+run_ksvm <- function(label) {
+  if (!requireNamespace("kernlab", quietly = TRUE)) return(NULL)
+  r <- timed(function() kernlab::ksvm(lettr ~ ., train),
+             function(m) kernlab::predict(m, test))
+  add(label, r)
+  message(sprintf("%s: %.1f s, %.2f%%", label, r[["seconds"]], 100 * r[["accuracy"]]))
+  r[["seconds"]]
+}
+load_before <- readLines("/proc/loadavg", warn = FALSE)
+k1 <- run_ksvm("`kernlab::ksvm(lettr ~ ., train)`, before")
+median_l <- NA
+for (D in c(NA, Ds)) {
+  r <- timed(function() {
+    m <- if (is.na(D)) rff_glm(lettr ~ ., train, progress = FALSE) else
+      rff_glm(lettr ~ ., train, D = D, progress = FALSE)
+    if (is.na(median_l)) median_l <<- m$lengthscale_search$median
+    m
+  }, function(m) predict(m, test, type = "class"))
+  add(if (is.na(D)) "`rff_glm(lettr ~ ., train)` (default D)" else
+        sprintf("`rff_glm(lettr ~ ., train, D = %d)`", D), r, D)
+  message(sprintf("rff D %s: %.1f s, %.2f%%", if (is.na(D)) "default" else D,
+                  r[["seconds"]], 100 * r[["accuracy"]]))
+}
+# the lengthscale given as a multiple of the median heuristic (in the
+# standardized units the search works in), without the search
+for (cfg in list(c(D = 600, multiple = 0.5), c(D = NA, multiple = 0.5),
+                 c(D = NA, multiple = sqrt(2) / 4))) {
+  D <- cfg[["D"]]
+  mult <- cfg[["multiple"]]
+  r <- timed(function() do.call(rff_glm, c(list(lettr ~ ., train, lengthscale = mult * median_l,
+                                                progress = FALSE), if (!is.na(D)) list(D = D))),
+             function(m) predict(m, test, type = "class"))
+  r[["multiple"]] <- mult
+  add(sprintf("`rff_glm(lettr ~ ., train, %slengthscale = %.3g * median)`",
+              if (is.na(D)) "" else sprintf("D = %d, ", D), mult), r, D)
+  message(sprintf("rff D %s, %.3g x median: %.1f s, %.2f%%", if (is.na(D)) "default" else D,
+                  mult, r[["seconds"]], 100 * r[["accuracy"]]))
+}
+k2 <- run_ksvm("`kernlab::ksvm(lettr ~ ., train)`, after")
+if (requireNamespace("ranger", quietly = TRUE)) {
+  r <- timed(function() ranger::ranger(lettr ~ ., train),
+             function(m) predict(m, test)$predictions)
+  add("`ranger::ranger(lettr ~ ., train)`", r)
+}
+load_after <- readLines("/proc/loadavg", warn = FALSE)
+
+ksvm_mean <- mean(c(k1, k2))
+default_D <- get("default_D", asNamespace("rff"))(nrow(train))
+lines <- vapply(rows, function(x) {
+  D <- if (startsWith(x$name, "`rff_glm") && is.na(x$D)) default_D else x$D
+  sprintf("| %s | %s | %s | %.1f | %s | %.2f |", x$name, if (is.na(D)) "" else format(D),
+          if (is.na(x$r[["multiple"]])) "" else sprintf("%.3g", x$r[["multiple"]]),
+          x$r[["seconds"]],
+          if (length(ksvm_mean) && is.finite(ksvm_mean)) sprintf("%.2f", x$r[["seconds"]] / ksvm_mean) else "",
+          100 * x$r[["accuracy"]])
+}, "")
+commit <- tryCatch(system2("git", c("rev-parse", "--short", "HEAD"), stdout = TRUE, stderr = FALSE),
+                   error = function(e) character(), warning = function(w) character())
+field <- function(l) paste(strsplit(l, " ")[[1]][1:3], collapse = " ")
+report <- c(
+  "## Time against accuracy on many rows and classes (bench/frontier.R)", "",
+  sprintf("Command: `Rscript bench/frontier.R%s`%s, %s UTC; %d cores; BLAS %s; load average (1, 5, 15 min) %s before, %s after.",
+          if ("--D" %in% args) paste0(" --D ", paste(Ds, collapse = ",")) else "",
+          if (length(commit)) sprintf(" at commit %s", commit) else "",
+          format(Sys.time(), "%Y-%m-%d %H:%M", tz = "UTC"), parallel::detectCores(),
+          sessionInfo()$BLAS, field(load_before), field(load_after)), "",
+  "mlbench::LetterRecognition: first 16,000 rows train, the other 4,000 test, 26 classes. Each fit once in this process from `set.seed(1)`; `/ ksvm` is the time over the mean of ksvm's two runs; `lengthscale / median`: the multiple of the median heuristic that `lengthscale = \"auto\"` chose, or that was given (`median`: the median heuristic of the standardized inputs, `fit$lengthscale_search$median` of the default fit).", "",
+  "| fit | D | lengthscale / median | seconds | / ksvm | test accuracy % |",
+  "|---|---:|---:|---:|---:|---:|",
+  lines)
+writeLines(report, out)
+cat(report, sep = "\n")
