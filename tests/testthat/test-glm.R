@@ -337,3 +337,31 @@ test_that("a long path's warm starts give the fits from scratch: the path and it
   expect_equal(rff:::path_extrapolate(s1, s2, 1, 0.1, 0.01), s1 + 0.5)
   expect_equal(rff:::path_extrapolate(s1, s2, 1, 0.1, 10^-1.5), s1 + 0.25)
 })
+
+test_that("a cross-validated path: folds to 1000 x epsilon (at most 1e-4), the path to 10 x, lambda_best to epsilon", {
+  # the cap matters: with folds at 1e-3 instead of 1e-4 (the default
+  # epsilon's 1000 x), the best CV deviance of mlbench::Sonar's rff_cv()
+  # moved by 3% of itself and its lengthscale changed
+  d <- glm_data(200, seed = 8)
+  m <- rff_map(2, D = 20, lengthscale = 1)
+  rec <- new.env()
+  suppressMessages(trace("lbfgs_lambda", where = asNamespace("rff"), print = FALSE,
+                         tracer = bquote({
+    fold <- !is.null(w) && any(w == 0)
+    assign("eps", rbind(get("eps", .(rec)), c(fold, control$epsilon)), envir = .(rec))
+  })))
+  on.exit(suppressMessages(untrace("lbfgs_lambda", where = asNamespace("rff"))), add = TRUE)
+  for (eps in c(NA, 1e-9, 1e-8)) {
+    rec$eps <- NULL
+    ctl <- if (is.na(eps)) list() else list(epsilon = eps)
+    e <- if (is.na(eps)) 1e-6 else eps
+    f <- rff_glm(d$x, d$cls, map = m, nlambda = 4, foldid = rep_len(1:3, 200),
+                 standardize = FALSE, control = ctl)
+    fold <- rec$eps[, 1] == 1
+    expect_equal(sum(fold), 3 * length(f$lambda))
+    expect_equal(unique(rec$eps[fold, 2]), min(1000 * e, 1e-4))
+    # the path's lambdas, then lambda_best's last solve
+    path <- rec$eps[!fold, 2]
+    expect_equal(path, c(rep(10 * e, length(f$lambda)), e))
+  }
+})
