@@ -29,25 +29,27 @@ out <- arg_value("--out", file.path("bench", "RESULTS-frontier.md"))
 Ds <- as.integer(strsplit(arg_value("--D", "400,500,600,800,1000"), ",", fixed = TRUE)[[1]])
 if (anyNA(Ds) || any(Ds < 2L)) stop("--D needs feature counts of at least 2")
 
-if (!requireNamespace("mlbench", quietly = TRUE)) {
+source(file.path("bench", "data-sets.R"))   # from()
+d <- from("mlbench", "LetterRecognition")
+if (is.null(d)) {
   message("mlbench is not installed: nothing to measure")
   quit(save = "no")
 }
-e <- new.env()
-utils::data("LetterRecognition", package = "mlbench", envir = e)
-d <- e$LetterRecognition
 train <- d[1:16000, ]
 test <- d[-(1:16000), ]
 
+# one fit, timed, with its test accuracy, and for rff its D and the
+# lengthscale's multiple of the median heuristic
 timed <- function(fit, predict_class) {
   set.seed(1)
   t <- system.time(m <- fit())[["elapsed"]]
   s <- if (inherits(m, "rff_glm")) m$lengthscale_search
   c(seconds = t, accuracy = mean(as.character(predict_class(m)) == as.character(test$lettr)),
+    D = if (inherits(m, "rff_glm")) m$map$D else NA,
     multiple = if (is.null(s)) NA else s$table$multiple[s$best])
 }
 rows <- list()
-add <- function(name, r, D = NA) rows[[length(rows) + 1L]] <<- list(name = name, D = D, r = r)
+add <- function(name, r) rows[[length(rows) + 1L]] <<- list(name = name, r = r)
 run_ksvm <- function(label) {
   if (!requireNamespace("kernlab", quietly = TRUE)) return(NULL)
   r <- timed(function() kernlab::ksvm(lettr ~ ., train),
@@ -58,33 +60,29 @@ run_ksvm <- function(label) {
 }
 load_before <- readLines("/proc/loadavg", warn = FALSE)
 k1 <- run_ksvm("`kernlab::ksvm(lettr ~ ., train)`, before")
+# the default fit, smaller D, then (multiple not NA) the lengthscale given
+# as a multiple of the default fit's median heuristic, in the standardized
+# units the search works in, without the search
+configs <- c(list(c(D = NA, multiple = NA)), lapply(Ds, function(D) c(D = D, multiple = NA)),
+             list(c(D = 600, multiple = 0.5), c(D = NA, multiple = 0.5),
+                  c(D = NA, multiple = sqrt(2) / 4)))
 median_l <- NA
-for (D in c(NA, Ds)) {
+for (cfg in configs) {
+  D <- cfg[["D"]]
+  mult <- cfg[["multiple"]]
+  given <- c(if (!is.na(D)) list(D = D), if (!is.na(mult)) list(lengthscale = mult * median_l))
   r <- timed(function() {
-    m <- if (is.na(D)) rff_glm(lettr ~ ., train, progress = FALSE) else
-      rff_glm(lettr ~ ., train, D = D, progress = FALSE)
+    m <- do.call(rff_glm, c(list(lettr ~ ., train, progress = FALSE), given))
     if (is.na(median_l)) median_l <<- m$lengthscale_search$median
     m
   }, function(m) predict(m, test, type = "class"))
-  add(if (is.na(D)) "`rff_glm(lettr ~ ., train)` (default D)" else
-        sprintf("`rff_glm(lettr ~ ., train, D = %d)`", D), r, D)
-  message(sprintf("rff D %s: %.1f s, %.2f%%", if (is.na(D)) "default" else D,
+  if (!is.na(mult)) r[["multiple"]] <- mult
+  args_text <- paste(c(if (!is.na(D)) sprintf("D = %d", D),
+                       if (!is.na(mult)) sprintf("lengthscale = %.3g * median", mult)), collapse = ", ")
+  add(if (!nzchar(args_text)) "`rff_glm(lettr ~ ., train)` (default D)" else
+        sprintf("`rff_glm(lettr ~ ., train, %s)`", args_text), r)
+  message(sprintf("rff %s: %.1f s, %.2f%%", if (nzchar(args_text)) args_text else "defaults",
                   r[["seconds"]], 100 * r[["accuracy"]]))
-}
-# the lengthscale given as a multiple of the median heuristic (in the
-# standardized units the search works in), without the search
-for (cfg in list(c(D = 600, multiple = 0.5), c(D = NA, multiple = 0.5),
-                 c(D = NA, multiple = sqrt(2) / 4))) {
-  D <- cfg[["D"]]
-  mult <- cfg[["multiple"]]
-  r <- timed(function() do.call(rff_glm, c(list(lettr ~ ., train, lengthscale = mult * median_l,
-                                                progress = FALSE), if (!is.na(D)) list(D = D))),
-             function(m) predict(m, test, type = "class"))
-  r[["multiple"]] <- mult
-  add(sprintf("`rff_glm(lettr ~ ., train, %slengthscale = %.3g * median)`",
-              if (is.na(D)) "" else sprintf("D = %d, ", D), mult), r, D)
-  message(sprintf("rff D %s, %.3g x median: %.1f s, %.2f%%", if (is.na(D)) "default" else D,
-                  mult, r[["seconds"]], 100 * r[["accuracy"]]))
 }
 k2 <- run_ksvm("`kernlab::ksvm(lettr ~ ., train)`, after")
 if (requireNamespace("ranger", quietly = TRUE)) {
@@ -94,14 +92,13 @@ if (requireNamespace("ranger", quietly = TRUE)) {
 }
 load_after <- readLines("/proc/loadavg", warn = FALSE)
 
-ksvm_mean <- mean(c(k1, k2))
-default_D <- get("default_D", asNamespace("rff"))(nrow(train))
+ksvm_mean <- mean(c(k1, k2))   # NaN without kernlab: no ratios
 lines <- vapply(rows, function(x) {
-  D <- if (startsWith(x$name, "`rff_glm") && is.na(x$D)) default_D else x$D
-  sprintf("| %s | %s | %s | %.1f | %s | %.2f |", x$name, if (is.na(D)) "" else format(D),
+  sprintf("| %s | %s | %s | %.1f | %s | %.2f |", x$name,
+          if (is.na(x$r[["D"]])) "" else format(x$r[["D"]]),
           if (is.na(x$r[["multiple"]])) "" else sprintf("%.3g", x$r[["multiple"]]),
           x$r[["seconds"]],
-          if (length(ksvm_mean) && is.finite(ksvm_mean)) sprintf("%.2f", x$r[["seconds"]] / ksvm_mean) else "",
+          if (is.finite(ksvm_mean)) sprintf("%.2f", x$r[["seconds"]] / ksvm_mean) else "",
           100 * x$r[["accuracy"]])
 }, "")
 commit <- tryCatch(system2("git", c("rev-parse", "--short", "HEAD"), stdout = TRUE, stderr = FALSE),
