@@ -109,14 +109,14 @@
 #' A path chosen from the data stops once three consecutive lambdas have
 #' not improved on the smallest CV deviance (smaller lambdas cost the most
 #' iterations and only overfit more), so `lambda` may be shorter than
-#' `nlambda`. On more than 10,000 rows (unless `foldid` is given, or
+#' `nlambda`. On more than 2,000 rows (unless `foldid` is given, or
 #' `holdout = FALSE`) lambda_best is chosen on one held-out set instead, the
 #' rows of the first of the `folds` folds, fitted as a fold is: each fold's
-#' passes run over all n rows, so the k folds cost about k times the path,
-#' while a fifth of that many rows measures the deviance to a few percent
-#' (`cvsd` is then the standard error of the held-out rows' mean; on
-#' mlbench::LetterRecognition, 16,000 rows, the fit took 27 s instead of 49
-#' s, with the same lambda_best and test accuracy). [rff_cv()] with a
+#' passes run over all n rows, so the k folds cost about k times the path
+#' (`cvsd` is then the standard error of the held-out rows' mean; on 4,000
+#' rows of mlbench::LetterRecognition 5.4 s instead of 8.6 s, on 16,000 27 s
+#' instead of 49 s, with the same lambda_best and test accuracy;
+#' bench/RESULTS-midsize.md). [rff_cv()] with a
 #' `family` gives the full cross-validation (more folds, other measures,
 #' the one-standard-error rule, several lengthscales).
 #'
@@ -181,7 +181,7 @@
 #'   `folds`.
 #' @param holdout Whether `lambda_best` is chosen on the rows of fold 1
 #'   held out (a validation set) rather than by cross-validation over all
-#'   folds. `NULL` (the default): on more than 10,000 rows when `foldid` is
+#'   folds. `NULL` (the default): on more than 2,000 rows when `foldid` is
 #'   not given and fold 1 has at least two rows of positive weight. See
 #'   Details (Lambda).
 #' @param cache_mb Memory, in megabytes, the n x D feature matrix may take

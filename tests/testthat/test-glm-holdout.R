@@ -1,5 +1,5 @@
 # rff_glm()'s choice of lambda on one held-out set (`holdout`), the default
-# on more than 10,000 rows.
+# on more than 2,000 rows.
 
 # The held-out deviance of each row of `rows` under a fit made without them.
 row_deviance <- function(fit, x, y, rows) {
@@ -85,9 +85,9 @@ test_that("holdout: weights act through their proportions, rows of weight zero a
   expect_equal(fz$cvsd, unname(apply(dev, 2, sd)) / sqrt(length(keep)), tolerance = 1e-6)
 })
 
-test_that("by default, more than 10,000 rows choose lambda on a held-out fifth", {
+test_that("by default, more than 2,000 rows choose lambda on a held-out fifth", {
   set.seed(43)
-  n <- 10001
+  n <- 2001
   x <- matrix(rnorm(2 * n), n, 2)
   y <- rbinom(n, 1, plogis(2 * sin(2 * x[, 1]) + x[, 2]))
   m <- rff_map(2, D = 10, lengthscale = 1)
@@ -96,8 +96,8 @@ test_that("by default, more than 10,000 rows choose lambda on a held-out fifth",
   f <- rff_glm(x, y, map = m, lambda = lam)
   set.seed(1)
   ft <- rff_glm(x, y, map = m, lambda = lam, holdout = TRUE)
-  # fold 1 of the 5 folds drawn as for a cross-validation: 2,001 rows
-  expect_identical(f$holdout, 2001L)
+  # fold 1 of the 5 folds drawn as for a cross-validation: 401 rows
+  expect_identical(f$holdout, 401L)
   expect_identical(f$cvm, ft$cvm)
   expect_identical(f$cvsd, ft$cvsd)
   # a fold's deviance, with one fold held out, is not an average over folds
@@ -107,7 +107,7 @@ test_that("by default, more than 10,000 rows choose lambda on a held-out fifth",
   expect_null(fc$holdout)
   expect_identical(fc$folds, 5L)
   expect_false(isTRUE(all.equal(fc$cvm, f$cvm)))
-  # holdout = FALSE, and 10,000 rows: the 5-fold cross-validation
+  # holdout = FALSE, and 2,000 rows: the 5-fold cross-validation
   set.seed(1)
   ff <- rff_glm(x, y, map = m, lambda = lam, holdout = FALSE)
   expect_null(ff$holdout)

@@ -1,0 +1,107 @@
+# Classifiers between 2,000 and 10,000 training rows: the default
+# rff_glm(y ~ ., train), which chooses lambda_best on one held-out fifth of
+# the rows above 2,000 rows, against the same call with `holdout = FALSE`
+# (the 5-fold cross-validation over the path that the default made up to
+# 10,000 rows before), kernlab::ksvm(y ~ ., train) and
+# ranger::ranger(y ~ ., train), each data set's fits one after the other in
+# this process. Data: the first 4,000 and 8,000 rows of
+# mlbench::LetterRecognition (test: its last 4,000), and 75/25 splits of
+# mlbench::Satellite, kernlab::spam and 5,000 (ringnorm 4,000) rows drawn
+# from mlbench's twonorm, waveform and ringnorm.
+#
+# Run from the package root after `make install` (rff in .build/lib):
+#   Rscript bench/midsize.R                 # writes bench/RESULTS-midsize.md
+#   Rscript bench/midsize.R --out FILE
+# Each fit once, from set.seed(1); times are system.time(...)[["elapsed"]]
+# of the fit, prediction excluded. Installs nothing (tools/install-deps.sh
+# installs mlbench, kernlab and ranger); a missing package skips its rows.
+lib <- file.path(getwd(), ".build", "lib")
+.libPaths(c(lib, .libPaths()))
+suppressPackageStartupMessages(library(rff))
+
+args <- commandArgs(trailingOnly = TRUE)
+out <- if (length(i <- which(args == "--out"))) args[i + 1L] else
+  file.path("bench", "RESULTS-midsize.md")
+if (is.na(out) || startsWith(out, "--")) stop("--out needs a value")
+
+seed <- 20261202
+source(file.path("bench", "data-sets.R"))   # split(), from()
+drawn <- function(gen, n) {
+  if (!requireNamespace("mlbench", quietly = TRUE)) return(NULL)
+  set.seed(7)
+  d <- as.data.frame(gen(n))
+  split(d)
+}
+letter <- from("mlbench", "LetterRecognition")
+sets <- list(
+  list(name = "LetterRecognition, first 4,000 rows", y = "lettr",
+       d = if (!is.null(letter)) list(train = letter[1:4000, ], test = letter[16001:20000, ])),
+  list(name = "LetterRecognition, first 8,000 rows", y = "lettr",
+       d = if (!is.null(letter)) list(train = letter[1:8000, ], test = letter[16001:20000, ])),
+  list(name = "mlbench::Satellite", y = "classes",
+       d = if (!is.null(s <- from("mlbench", "Satellite"))) split(s)),
+  list(name = "kernlab::spam", y = "type", d = if (!is.null(s <- from("kernlab", "spam"))) split(s)),
+  list(name = "mlbench.twonorm(5000)", y = "classes",
+       d = drawn(function(n) mlbench::mlbench.twonorm(n), 5000)),
+  list(name = "mlbench.waveform(5000)", y = "classes",
+       d = drawn(function(n) mlbench::mlbench.waveform(n), 5000)),
+  list(name = "mlbench.ringnorm(4000)", y = "classes",
+       d = drawn(function(n) mlbench::mlbench.ringnorm(n), 4000)))
+
+# one fit, timed, with its test accuracy and, for rff, lambda_best's place
+# on its path
+timed <- function(fit, predict_class, truth) {
+  set.seed(1)
+  t <- system.time(m <- fit())[["elapsed"]]
+  list(seconds = t, accuracy = mean(as.character(predict_class(m)) == as.character(truth)),
+       lambda = if (inherits(m, "rff_glm")) sprintf("%d of %d", match(m$lambda_best, m$lambda),
+                                                    length(m$lambda)) else "")
+}
+rows <- character()
+load_before <- readLines("/proc/loadavg", warn = FALSE)
+for (s in sets) {
+  if (is.null(s$d)) next
+  tr <- s$d$train
+  te <- s$d$test
+  fo <- stats::as.formula(paste(s$y, "~ ."))
+  truth <- te[[s$y]]
+  fits <- list(
+    `rff_glm(), default` = function() timed(function() rff_glm(fo, tr),
+                                            function(m) predict(m, te, type = "class"), truth),
+    `rff_glm(holdout = FALSE)` = function() timed(function() rff_glm(fo, tr, holdout = FALSE),
+                                                  function(m) predict(m, te, type = "class"), truth),
+    `ksvm()` = if (requireNamespace("kernlab", quietly = TRUE)) {
+      function() timed(function() kernlab::ksvm(fo, tr), function(m) kernlab::predict(m, te), truth)
+    },
+    `ranger()` = if (requireNamespace("ranger", quietly = TRUE)) {
+      function() timed(function() ranger::ranger(fo, tr),
+                       function(m) predict(m, te)$predictions, truth)
+    })
+  res <- lapply(Filter(Negate(is.null), fits), function(f) f())
+  ks <- if (!is.null(res[["ksvm()"]])) res[["ksvm()"]]$seconds else NA
+  for (nm in names(res)) {
+    r <- res[[nm]]
+    rows <- c(rows, sprintf("| %s (%s rows) | %s | %.1f | %s | %.2f | %s |", s$name,
+                            format(nrow(tr), big.mark = ","), nm, r$seconds,
+                            if (is.finite(ks)) sprintf("%.2f", r$seconds / ks) else "",
+                            100 * r$accuracy, r$lambda))
+    message(tail(rows, 1L))
+  }
+}
+load_after <- readLines("/proc/loadavg", warn = FALSE)
+
+commit <- tryCatch(system2("git", c("rev-parse", "--short", "HEAD"), stdout = TRUE, stderr = FALSE),
+                   error = function(e) character(), warning = function(w) character())
+field <- function(l) paste(strsplit(l, " ")[[1]][1:3], collapse = " ")
+report <- c(
+  "## Classifiers on 2,000 to 10,000 rows (bench/midsize.R)", "",
+  sprintf("Command: `Rscript bench/midsize.R`%s, %s UTC; %d cores; BLAS %s; load average (1, 5, 15 min) %s before, %s after.",
+          if (length(commit)) sprintf(" at commit %s", commit) else "",
+          format(Sys.time(), "%Y-%m-%d %H:%M", tz = "UTC"), parallel::detectCores(),
+          sessionInfo()$BLAS, field(load_before), field(load_after)), "",
+  "Each fit once in this process from `set.seed(1)`, all defaults; `holdout = FALSE` is the 5-fold cross-validation over the path that the default made on up to 10,000 rows before. `/ ksvm`: the time over ksvm's on the same data; `lambda_best`: its place on the fit's path.", "",
+  "| data (train rows) | fit | seconds | / ksvm | test accuracy % | lambda_best |",
+  "|---|---|---:|---:|---:|---|",
+  rows)
+writeLines(report, out)
+cat(report, sep = "\n")
