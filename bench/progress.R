@@ -8,7 +8,7 @@
 # time that was really left; statements in the last second are left out
 # (the display rounds to whole seconds: "about 1 s" with 0.2 s left).
 # Workloads: `rff_glm(lettr ~ .)` on the first 2,000, 6,000 and 16,000 rows
-# of mlbench::LetterRecognition (5 folds, then one held-out fold),,
+# of mlbench::LetterRecognition (5 folds, then one held-out fold),
 # `rff_glm(Class ~ .)` and `rff_cv(Class ~ ., family = "multinomial")` on
 # mlbench::Vehicle, `rff_ridge(mag ~ .)` and
 # `rff_cv(mag ~ .)` on quakes, `rff_ridge(log(price) ~ .)` on
