@@ -75,7 +75,9 @@ demo: install
 # 401 to 2,000 rows (bench/features.R: bench/RESULTS-features.md); and the
 # time left that the progress display states (bench/progress.R:
 # bench/RESULTS-progress.md); and LetterRecognition's time and accuracy
-# against D (bench/frontier.R: bench/RESULTS-frontier.md)
+# against D (bench/frontier.R: bench/RESULTS-frontier.md); and classifiers
+# on 2,000 to 10,000 rows against ksvm and ranger (bench/midsize.R:
+# bench/RESULTS-midsize.md)
 bench: install
 	@bash bench/setup.sh
 	Rscript bench/threads.R
@@ -87,6 +89,7 @@ bench: install
 	Rscript bench/features.R
 	Rscript bench/progress.R
 	Rscript bench/frontier.R
+	Rscript bench/midsize.R
 
 clean:
 	rm -rf .build rff.Rcheck rff_*.tar.gz src/*.o src/*.so
