@@ -37,9 +37,9 @@ glm_path_loose <- 10
 # held-out fifth (3,200 rows) measured the deviance at lambda_best to a
 # standard error of 5% of itself. Above 2,000 rows (a held-out fifth of at
 # least 400 rows) the same held on the data sets of bench/midsize.R: 4,000
-# and 8,000 rows of LetterRecognition took 7.1 and 9.2 s instead of 11.2
-# and 13.8 s, mlbench::Satellite, kernlab::spam, mlbench's waveform and
-# ringnorm 11-27% less, all with the same lambda_best; on twonorm it was
+# and 8,000 rows of LetterRecognition took 6.7 and 8.3 s instead of 10.6
+# and 14.3 s, mlbench::Satellite, kernlab::spam, mlbench's waveform and
+# ringnorm 13-43% less, all with the same lambda_best; on twonorm it was
 # one step smaller (test accuracy 98.1% against 98.3%)
 # (bench/RESULTS-midsize.md). At most 2,000 rows, the small data sets of
 # bench/defaults.R, keep the full cross-validation.

@@ -114,7 +114,7 @@
 #' rows of the first of the `folds` folds, fitted as a fold is: each fold's
 #' passes run over all n rows, so the k folds cost about k times the path
 #' (`cvsd` is then the standard error of the held-out rows' mean; on 4,000
-#' rows of mlbench::LetterRecognition 7.1 s instead of 11.2 s, on 16,000 27
+#' rows of mlbench::LetterRecognition 6.7 s instead of 10.6 s, on 16,000 27
 #' s instead of 49 s, with the same lambda_best and test accuracy;
 #' bench/RESULTS-midsize.md). [rff_cv()] with a
 #' `family` gives the full cross-validation (more folds, other measures,
