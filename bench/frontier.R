@@ -30,7 +30,7 @@ out <- arg_value("--out", file.path("bench", "RESULTS-frontier.md"))
 Ds <- as.integer(strsplit(arg_value("--D", "400,500,600,800,1000"), ",", fixed = TRUE)[[1]])
 if (anyNA(Ds) || any(Ds < 2L)) stop("--D needs feature counts of at least 2")
 
-source(file.path("bench", "data-sets.R"))   # from()
+source(file.path("bench", "data-sets.R"))   # from(), command_line()
 d <- from("mlbench", "LetterRecognition")
 if (is.null(d)) {
   message("mlbench is not installed: nothing to measure")
@@ -108,16 +108,11 @@ lines <- vapply(rows, function(x) {
           if (is.finite(ksvm_mean)) sprintf("%.2f", x$r[["seconds"]] / ksvm_mean) else "",
           100 * x$r[["accuracy"]])
 }, "")
-commit <- tryCatch(system2("git", c("rev-parse", "--short", "HEAD"), stdout = TRUE, stderr = FALSE),
-                   error = function(e) character(), warning = function(w) character())
-field <- function(l) paste(strsplit(l, " ")[[1]][1:3], collapse = " ")
 report <- c(
   "## Time against accuracy on many rows and classes (bench/frontier.R)", "",
-  sprintf("Command: `Rscript bench/frontier.R%s`%s, %s UTC; %d cores; BLAS %s; load average (1, 5, 15 min) %s before, %s after.",
-          if ("--D" %in% args) paste0(" --D ", paste(Ds, collapse = ",")) else "",
-          if (length(commit)) sprintf(" at commit %s", commit) else "",
-          format(Sys.time(), "%Y-%m-%d %H:%M", tz = "UTC"), parallel::detectCores(),
-          sessionInfo()$BLAS, field(load_before), field(load_after)), "",
+  command_line(paste0("Rscript bench/frontier.R",
+                      if ("--D" %in% args) paste0(" --D ", paste(Ds, collapse = ",")) else ""),
+               load_before, load_after), "",
   "mlbench::LetterRecognition: first 16,000 rows train, the other 4,000 test, 26 classes. Each fit once in this process from `set.seed(1)`; `/ ksvm` is the time over the mean of ksvm's two runs; `lengthscale / median`: the multiple of the median heuristic that `lengthscale = \"auto\"` chose, or that was given (`median`: the median heuristic of the standardized inputs, `fit$lengthscale_search$median` of the default fit).", "",
   "| fit | D | lengthscale / median | seconds | / ksvm | test accuracy % |",
   "|---|---:|---:|---:|---:|---:|",

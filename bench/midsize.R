@@ -27,7 +27,7 @@ out <- if (length(i <- which(args == "--out"))) args[i + 1L] else
 if (is.na(out) || startsWith(out, "--")) stop("--out needs a value")
 
 seed <- 20261202
-source(file.path("bench", "data-sets.R"))   # split(), from()
+source(file.path("bench", "data-sets.R"))   # split(), from(), command_line()
 drawn <- function(gen, n) {
   if (!requireNamespace("mlbench", quietly = TRUE)) return(NULL)
   set.seed(7)
@@ -96,15 +96,9 @@ for (s in sets) {
 }
 load_after <- readLines("/proc/loadavg", warn = FALSE)
 
-commit <- tryCatch(system2("git", c("rev-parse", "--short", "HEAD"), stdout = TRUE, stderr = FALSE),
-                   error = function(e) character(), warning = function(w) character())
-field <- function(l) paste(strsplit(l, " ")[[1]][1:3], collapse = " ")
 report <- c(
   "## Classifiers on 2,000 to 10,000 rows (bench/midsize.R)", "",
-  sprintf("Command: `Rscript bench/midsize.R`%s, %s UTC; %d cores; BLAS %s; load average (1, 5, 15 min) %s before, %s after.",
-          if (length(commit)) sprintf(" at commit %s", commit) else "",
-          format(Sys.time(), "%Y-%m-%d %H:%M", tz = "UTC"), parallel::detectCores(),
-          sessionInfo()$BLAS, field(load_before), field(load_after)), "",
+  command_line("Rscript bench/midsize.R", load_before, load_after), "",
   "Each fit once in this process from `set.seed(1)`, all defaults; `holdout = FALSE` is the 5-fold cross-validation over the path that the default made on up to 10,000 rows before; `lambda_min_ratio = 1e-6, nlambda = 30` a path 100 times longer than the default's at about the same spacing. `/ ksvm`: the time over ksvm's on the same data; `lambda_best`: its place on the fit's path.", "",
   "| data (train rows) | fit | seconds | / ksvm | test accuracy % | lambda_best |",
   "|---|---|---:|---:|---:|---|",
