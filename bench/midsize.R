@@ -44,11 +44,11 @@ sets <- list(
        d = if (!is.null(s <- from("mlbench", "Satellite"))) split(s)),
   list(name = "kernlab::spam", y = "type", d = if (!is.null(s <- from("kernlab", "spam"))) split(s)),
   list(name = "mlbench.twonorm(5000)", y = "classes",
-       d = drawn(function(n) mlbench::mlbench.twonorm(n), 5000)),
+       d = drawn(mlbench::mlbench.twonorm, 5000)),
   list(name = "mlbench.waveform(5000)", y = "classes",
-       d = drawn(function(n) mlbench::mlbench.waveform(n), 5000)),
+       d = drawn(mlbench::mlbench.waveform, 5000)),
   list(name = "mlbench.ringnorm(4000)", y = "classes",
-       d = drawn(function(n) mlbench::mlbench.ringnorm(n), 4000)))
+       d = drawn(mlbench::mlbench.ringnorm, 4000)))
 
 # one fit, timed, with its test accuracy and, for rff, lambda_best's place
 # on its path
@@ -67,15 +67,15 @@ for (s in sets) {
   te <- s$d$test
   fo <- stats::as.formula(paste(s$y, "~ ."))
   truth <- te[[s$y]]
+  # rff_glm(fo, tr, ...), timed
+  rff <- function(...) {
+    function() timed(function() rff_glm(fo, tr, ...),
+                     function(m) predict(m, te, type = "class"), truth)
+  }
   fits <- list(
-    `rff_glm(), default` = function() timed(function() rff_glm(fo, tr),
-                                            function(m) predict(m, te, type = "class"), truth),
-    `rff_glm(holdout = FALSE)` = function() timed(function() rff_glm(fo, tr, holdout = FALSE),
-                                                  function(m) predict(m, te, type = "class"), truth),
-    `rff_glm(lambda_min_ratio = 1e-6, nlambda = 30)` = function() {
-      timed(function() rff_glm(fo, tr, lambda_min_ratio = 1e-6, nlambda = 30),
-            function(m) predict(m, te, type = "class"), truth)
-    },
+    `rff_glm(), default` = rff(),
+    `rff_glm(holdout = FALSE)` = rff(holdout = FALSE),
+    `rff_glm(lambda_min_ratio = 1e-6, nlambda = 30)` = rff(lambda_min_ratio = 1e-6, nlambda = 30),
     `ksvm()` = if (requireNamespace("kernlab", quietly = TRUE)) {
       function() timed(function() kernlab::ksvm(fo, tr), function(m) kernlab::predict(m, te), truth)
     },
