@@ -124,9 +124,10 @@
 #' TRUE`, D from the number of rows, and `lengthscale = "auto"`, which here
 #' walks over the median heuristic times 2^(j / 2) as [rff_ridge()] does
 #' (from j = 0 downhill, between 1/8 and 16 times the heuristic), comparing
-#' the candidates by
-#' the leave-one-out error of ridge regression of the class indicators
-#' (binomial, multinomial) or the counts (Poisson) on the features, on a
+#' the candidates by the leave-one-out error of ridge regression of the
+#' class indicators (binomial, multinomial) or the counts (Poisson) on the
+#' features over the range of lambda the path covers (down to
+#' `lambda_min_ratio`; with `lambda` given, down to 1e-6), on a
 #' subsample of at most 5,000 evenly spaced rows (on 401 to 2,000 rows, on the
 #' map's first 400 features, as in [rff_ridge()]; on more than 5,000 rows,
 #' on 5,000 random ones and the map's first 1,000 features, as
@@ -142,12 +143,9 @@
 #' the deviance instead.
 #'
 #' **Time against D.** A pass costs about 4 n D K flops (K classes; 1 for
-#' the binomial and Poisson families). On mlbench::LetterRecognition (16,000
-#' rows, 26 classes; bench/RESULTS-frontier.md) the default D = 1,224 took
-#' 0.71 times `kernlab::ksvm()`'s time for 95.0% test accuracy (ksvm
-#' 93.05%), `D = 600` 0.33 times for 93.6% (below 1,000 features the search
-#' scores on all D and chose a longer lengthscale), and `D = 600` with
-#' `lengthscale = 0.5 * fit$lengthscale_search$median` 0.29 times for 94.85%.
+#' the binomial and Poisson families): on mlbench::LetterRecognition
+#' (16,000 rows, 26 classes) the fit's time follows D
+#' (bench/RESULTS-frontier.md gives the times and accuracies against D).
 #'
 #' `lengthscale = "ard"` (one lengthscale per input column): after that
 #' search, the lengthscales maximizing the Gaussian log evidence of the
@@ -342,7 +340,7 @@ glm_convergence_warnings <- function(r, maxit, caller = "rff_glm") {
 # kept when that LOO error is clearly lower (ard_keep()).
 glm_auto_lengthscale <- function(g, mm) {
   m <- glm_coded(g, mm)
-  path <- list(lambda = NULL, nlambda = 50L, ratio = 1e-6)
+  path <- glm_search_path(g$path)
   fit_rows <- function(map, r, ...) {
     ridge_rows_fit(m, map, r, path, TRUE, g$chunk_size, g$threads, "loo", ...)
   }

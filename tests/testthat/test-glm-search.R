@@ -77,3 +77,40 @@ test_that("a candidate that is never the fit is scored without its path's coeffi
   expect_true(all(seen$coef))
   expect_false(is.null(r$coefficients))
 })
+
+test_that("a path chosen from the data has its candidates scored over the lambdas it covers", {
+  set.seed(75)
+  n <- 500
+  x <- matrix(rnorm(n * 2), n, 2)
+  # nearly noiseless classes: ridge's leave-one-out error falls to small lambda
+  y <- as.integer(sin(3 * x[, 1]) + x[, 2] > 0)
+  env <- new.env()
+  suppressMessages(trace(rff:::glm_coded, exit = bquote(assign("m", returnValue(), envir = .(env))),
+                         where = asNamespace("rff"), print = FALSE))
+  on.exit(suppressMessages(untrace(rff:::glm_coded, where = asNamespace("rff"))))
+  # the range of the GLM's path, at a spacing no wider than that of 50
+  # values over 1e-6: 26 values down to 1e-3 (1e-3 is 24.5 such steps)
+  step <- log(1e6) / 49
+  for (ratio in c(1e-3, 1e-4)) {
+    k <- 1 + ceiling(log(1 / ratio) / step)
+    expect_identical(k, c(26, 34)[match(ratio, c(1e-3, 1e-4))])
+    set.seed(76)
+    fit <- rff_glm(x, y, family = "binomial", D = 150, lambda_min_ratio = ratio, nlambda = 5,
+                   progress = FALSE)
+    s <- fit$lengthscale_search
+    below <- logical(nrow(s$table))
+    for (i in seq_len(nrow(s$table))) {
+      map <- rff:::rescale_map(env$m$map, s$table$lengthscale[i])
+      r <- rff_ridge(env$m$x, env$m$y[, 1], map = map, standardize = FALSE, nlambda = k,
+                     lambda_min_ratio = ratio, progress = FALSE)
+      expect_equal(s$table$loo[i], min(r$loo), tolerance = 1e-8)
+      long <- rff_ridge(env$m$x, env$m$y[, 1], map = map, standardize = FALSE, progress = FALSE)
+      below[i] <- min(long$loo) < min(r$loo) * (1 - 1e-6)
+    }
+    # the default ridge path (50 values to 1e-6) would score some lower
+    expect_true(any(below))
+  }
+  # given lambdas: 50 values down to 1e-6, as rff_ridge()'s default
+  expect_identical(rff:::glm_search_path(list(lambda = c(1, 0.1), nlambda = 2L, ratio = 1e-4)),
+                   list(lambda = NULL, nlambda = 50L, ratio = 1e-6))
+})
