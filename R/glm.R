@@ -143,9 +143,10 @@
 #' the deviance instead.
 #'
 #' **Time against D.** A pass costs about 4 n D K flops (K classes; 1 for
-#' the binomial and Poisson families): on mlbench::LetterRecognition
-#' (16,000 rows, 26 classes) the fit's time follows D
-#' (bench/RESULTS-frontier.md gives the times and accuracies against D).
+#' the binomial and Poisson families). On mlbench::LetterRecognition
+#' (16,000 rows, 26 classes; bench/RESULTS-frontier.md) the default D =
+#' 1,224 took 0.78 times `kernlab::ksvm()`'s time for 95.35% test accuracy
+#' (ksvm 93.05%), `D = 600` 0.38 times for 94.62%, `D = 400` 0.26 for 93.62%.
 #'
 #' `lengthscale = "ard"` (one lengthscale per input column): after that
 #' search, the lengthscales maximizing the Gaussian log evidence of the
