@@ -237,7 +237,10 @@ test_that("rff_glm and rff_cv(family =) with lengthscale = \"ard\"", {
   g <- rff_glm(tr$x, yb, lengthscale = "ard", D = 100)
   a <- g$lengthscale_search$ard
   expect_true(a$evidence[["end"]] >= a$evidence[["start"]])
-  expect_identical(a$kept, a$score <= a$score_isotropic)
+  # kept when its leave-one-out error is lower by at least 3 standard
+  # errors of the rows' paired differences (z <= -3)
+  expect_false(is.na(a$z))
+  expect_identical(a$kept, a$score <= a$score_isotropic && a$z <= -3)
   if (a$kept) expect_identical(unname(g$map$lengthscale), unname(a$lengthscale))
   expect_length(rff_relevance(g), 5)
   set.seed(4)
