@@ -82,8 +82,9 @@ check_glm_control <- function(control) {
 # ridge leave-one-out (glm_auto_lengthscale()): for a path chosen from the
 # data, the range that path covers, from the same one-degree-of-freedom
 # lambda_max down to `lambda_min_ratio` times it, at the spacing of 50
-# values over 1e-6 (34 values for the default 1e-4); for given lambdas, 50
-# values down to 1e-6. Scored beyond the GLM's range, a long lengthscale
+# values over 1e-6 (34 values for the default 1e-4; at most 100, so wider
+# beyond 1e-12, since each value costs a leave-one-out pass over the rows);
+# for given lambdas, 50 values down to 1e-6. Scored beyond the GLM's range, a long lengthscale
 # won with a lambda the GLM never reaches: on mlbench::LetterRecognition
 # (16,000 rows) the search chose 0.5 times the median heuristic (95.00%
 # test accuracy); over the path's range it chooses 0.354 (95.35%; 95.53%
@@ -94,5 +95,5 @@ check_glm_control <- function(control) {
 glm_search_path <- function(path) {
   if (!is.null(path$lambda)) return(list(lambda = NULL, nlambda = 50L, ratio = 1e-6))
   list(lambda = NULL, ratio = path$ratio,
-       nlambda = max(2L, as.integer(ceiling(49 * log(path$ratio) / log(1e-6) - 1e-9)) + 1L))
+       nlambda = min(100L, max(2L, as.integer(ceiling(49 * log(path$ratio) / log(1e-6) - 1e-9)) + 1L)))
 }

@@ -110,6 +110,13 @@ test_that("a path chosen from the data has its candidates scored over the lambda
     # the default ridge path (50 values to 1e-6) would score some lower
     expect_true(any(below))
   }
+  # at most 100 values, however small lambda_min_ratio is: each costs a
+  # leave-one-out pass over the search's rows (2,451 at this spacing)
+  tiny <- rff:::glm_search_path(list(lambda = NULL, nlambda = 20L, ratio = 1e-300))
+  expect_identical(tiny$nlambda, 100L)
+  expect_identical(tiny$ratio, 1e-300)
+  expect_identical(rff:::glm_search_path(list(lambda = NULL, nlambda = 20L, ratio = 1e-12))$nlambda,
+                   99L)
   # given lambdas: 50 values down to 1e-6, as rff_ridge()'s default
   expect_identical(rff:::glm_search_path(list(lambda = c(1, 0.1), nlambda = 2L, ratio = 1e-4)),
                    list(lambda = NULL, nlambda = 50L, ratio = 1e-6))
