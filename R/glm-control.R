@@ -81,19 +81,23 @@ check_glm_control <- function(control) {
 # The lambdas over which lengthscale = "auto" scores a GLM's candidates by
 # ridge leave-one-out (glm_auto_lengthscale()): for a path chosen from the
 # data, the range that path covers, from the same one-degree-of-freedom
-# lambda_max down to `lambda_min_ratio` times it, at the spacing of 50
-# values over 1e-6 (34 values for the default 1e-4; at most 100, so wider
-# beyond 1e-12, since each value costs a leave-one-out pass over the rows);
-# for given lambdas, 50 values down to 1e-6. Scored beyond the GLM's range, a long lengthscale
-# won with a lambda the GLM never reaches: on mlbench::LetterRecognition
-# (16,000 rows) the search chose 0.5 times the median heuristic (95.00%
-# test accuracy); over the path's range it chooses 0.354 (95.35%; 95.53%
-# and 96.03% from two other seeds), with fewer leave-one-out sums. On the
+# lambda_max down to `lambda_min_ratio` times it, at the spacing of
+# rff_ridge()'s default path (50 values over 1e-6; 34 values for the
+# default 1e-4), and at most 100 values (wider beyond 1e-12), since each
+# costs a leave-one-out pass over the rows; for given lambdas, rff_ridge()'s
+# default path. Scored beyond the GLM's range, a long lengthscale won with
+# a lambda the GLM never reaches: on mlbench::LetterRecognition (16,000
+# rows) the search chose 0.5 times the median heuristic (95.00% test
+# accuracy); over the path's range it chooses 0.354 (95.35%; 95.53% and
+# 96.03% from two other seeds), with fewer leave-one-out sums. On the
 # smaller sets of bench/defaults.R and bench/midsize.R the test accuracy
 # was the same, but on 8,000 rows of LetterRecognition (0.354 for 0.5:
 # 93.12% for 93.03%).
 glm_search_path <- function(path) {
-  if (!is.null(path$lambda)) return(list(lambda = NULL, nlambda = 50L, ratio = 1e-6))
-  list(lambda = NULL, ratio = path$ratio,
-       nlambda = min(100L, max(2L, as.integer(ceiling(49 * log(path$ratio) / log(1e-6) - 1e-9)) + 1L)))
+  ridge <- list(lambda = NULL, nlambda = 50L, ratio = 1e-6)
+  if (!is.null(path$lambda)) return(ridge)
+  # steps of rff_ridge()'s spacing from lambda_max down to the ratio (a
+  # hair less, so that an exact count is not rounded up)
+  steps <- ceiling((ridge$nlambda - 1L) * log(path$ratio) / log(ridge$ratio) - 1e-9)
+  list(lambda = NULL, ratio = path$ratio, nlambda = as.integer(min(100, max(1, steps) + 1)))
 }
