@@ -22,7 +22,7 @@
 /* The files form layers, each using only files above it in this list (in
    parentheses, those whose symbols it uses, as tools/layers.sh prints them
    from the object files; a test checks them for cycles):
-     helpers: args.c, gemm.c (none); blas.c, matvec.c (gemm); runtime.c
+     helpers: args.c, gemm512.c (none); gemm.c (gemm512); blas.c, matvec.c (gemm); runtime.c
        (args, blas):
        argument, list, BLAS, thread and interrupt helpers
      spectral.c (none): spectral laws
@@ -67,6 +67,7 @@ void rff_blas_detect(void);
    entries i <= j + tri; -1 (nothing done) where it cannot run. */
 int rff_gemm_available(void);
 int rff_gemm_ready(void);
+int rff_gemm_set_wide(int on);
 int rff_gemm_narrow(int n);
 int rff_gemm(int ta, int tb, int m, int n, int k, const double *a, int lda,
              const double *b, int ldb, double beta, double *c, int ldc, int tri);
@@ -381,5 +382,6 @@ SEXP rff_trig(SEXP x);
 SEXP rff_runtime_info(SEXP after, SEXP threads);
 SEXP rff_set_own_products(SEXP on);
 SEXP rff_own_product(SEXP a, SEXP b, SEXP trans, SEXP beta, SEXP c, SEXP tri);
+SEXP rff_set_wide_products(SEXP on);
 
 #endif

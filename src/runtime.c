@@ -105,6 +105,18 @@ SEXP rff_set_own_products(SEXP on)
     return Rf_ScalarLogical(rff_blas_own());
 }
 
+/* Switches the 512-bit register kernels of rff's own product (gemm.c) on
+   or off (`on`: TRUE or FALSE; NA leaves them), returning whether they now
+   run: on only where the processor has AVX-512F. For the tests, which
+   compare them with the AVX2 kernels. */
+SEXP rff_set_wide_products(SEXP on)
+{
+    if (TYPEOF(on) != LGLSXP || XLENGTH(on) != 1)
+        rff_abort_arg("on", "`on` must be TRUE, FALSE or NA");
+    int v = LOGICAL(on)[0];
+    return Rf_ScalarLogical(rff_gemm_set_wide(v == NA_LOGICAL ? -1 : v != 0));
+}
+
 /* op(a) op(b) + beta c on rff's own kernel alone (gemm.c), for the tests:
    trans = c(ta, tb) logical, c a matrix of the result's size, tri < 0 for
    all entries or the kept triangle's offset (rff_gemm()); NULL where the

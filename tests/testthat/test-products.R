@@ -10,6 +10,24 @@ own_product <- function(a, b, ta = FALSE, tb = FALSE, beta = 0, c = NULL, tri = 
 }
 has_own <- function() !is.null(own_product(matrix(1), matrix(1)))
 
+# the kernels on 512-bit registers (where the processor has AVX-512F) on or
+# off for `code`; the AVX2 ones when off. Returns code's value; NULL (code
+# not run) when `wide` is asked for and the processor lacks it.
+set_wide <- function(on) .Call(rff:::C_rff_set_wide_products, on)
+has_wide <- function() {
+  old <- set_wide(NA)
+  on.exit(set_wide(old))
+  isTRUE(set_wide(TRUE))
+}
+with_kernel <- function(wide, code) {
+  old <- set_wide(NA)
+  on.exit(set_wide(old))
+  if (!identical(set_wide(wide), wide)) return(NULL)
+  force(code)
+}
+# each kernel this processor runs: the 512-bit one where it can, and AVX2
+kernels <- function() if (has_wide()) c(TRUE, FALSE) else FALSE
+
 # (the option reaches the C code when an exported function checks its
 # `threads`; the products called here directly need it handed over)
 with_products <- function(route, code) {
@@ -31,7 +49,7 @@ test_that("the own kernel computes op(a) op(b) + beta c for every shape and tran
   shapes <- rbind(c(1, 1, 1), c(7, 5, 3), c(8, 6, 256), c(9, 7, 257), c(13, 1, 40),
                   c(130, 131, 300), c(257, 20, 513), c(3, 200, 0), c(45, 64, 300),
                   c(19, 65, 10))
-  for (s in seq_len(nrow(shapes))) {
+  for (w512 in kernels()) for (s in seq_len(nrow(shapes))) with_kernel(w512, {
     m <- shapes[s, 1]; n <- shapes[s, 2]; k <- shapes[s, 3]
     A <- matrix(rnorm(m * k), m, k)
     B <- matrix(rnorm(k * n), k, n)
@@ -46,7 +64,7 @@ test_that("the own kernel computes op(a) op(b) + beta c for every shape and tran
       expect_equal(own_product(a, b, ta, tb, beta = -2.5, c = C), -2.5 * C + A %*% B,
                    tolerance = 1e-13)
     }
-  }
+  })
 })
 
 test_that("narrow products sum each entry as the general kernel does", {
@@ -54,7 +72,7 @@ test_that("narrow products sum each entry as the general kernel does", {
   # c with 64 columns reads a in place, with 65 it packs a: the first 64
   # columns are the same to the last bit, whatever the transposes
   set.seed(9)
-  for (mk in list(c(37, 300), c(257, 513), c(8, 7))) {
+  for (w512 in kernels()) for (mk in list(c(37, 300), c(257, 513), c(8, 7))) with_kernel(w512, {
     m <- mk[1]; k <- mk[2]
     A <- matrix(rnorm(m * k), m, k)
     B <- matrix(rnorm(k * 65), k, 65)
@@ -71,7 +89,7 @@ test_that("narrow products sum each entry as the general kernel does", {
         expect_identical(part, wide[, 1:nc], info = paste(m, k, ta, tb, nc))
       }
     }
-  }
+  })
 })
 
 test_that("the kernel's test entry checks its arguments", {
@@ -91,18 +109,60 @@ test_that("the own kernel's triangle leaves the entries below it untouched", {
   a <- matrix(rnorm(300 * 140), 300, 140)
   C <- matrix(rnorm(140 * 140), 140, 140)
   full <- crossprod(a)
-  for (tri in c(0, 3, 9, 200)) {
+  for (w512 in kernels()) for (tri in c(0, 3, 9, 200)) with_kernel(w512, {
     kept <- row(C) <= col(C) + tri
     want <- ifelse(kept, full, C)
     expect_equal(own_product(a, a, TRUE, FALSE, beta = 0, c = C, tri = tri), want,
-                 tolerance = 1e-13, info = paste("tri", tri))
-  }
+                 tolerance = 1e-13, info = paste("tri", tri, w512))
+  })
   # rows of a column block above its diagonal block, as rff_dsyrk_threads()
   # asks: columns 128..139 against rows 0..139
   blk <- own_product(a, a[, 129:140], TRUE, FALSE, c = matrix(0, 140, 12), tri = 128)
   want <- crossprod(a, a[, 129:140])
   want[row(want) > col(want) + 128] <- 0
   expect_equal(blk, want, tolerance = 1e-13)
+})
+
+test_that("the 512-bit kernels give the AVX2 kernels' products to the last bit", {
+  skip_if_not(has_own() && has_wide(), "no AVX-512F here: only the AVX2 kernels run")
+  expect_error(set_wide(NULL), "on", class = "rff_error")
+  both <- function(f) list(with_kernel(TRUE, f()), with_kernel(FALSE, f()))
+  same <- function(f, info) {
+    r <- both(f)
+    expect_identical(r[[1]], r[[2]], info = info)
+  }
+  set.seed(12)
+  # rows around one and two blocks of 8 (16, 17, 23, 24), the row panel
+  # (128) and the narrow route; columns around 6, two panels of 8 (16) and
+  # 64; inner terms around the panel of 256
+  for (m in c(1, 8, 15, 16, 17, 24, 131)) for (n in c(1, 6, 16, 17, 26, 64, 70)) {
+    k <- sample(c(3, 256, 300), 1)
+    A <- matrix(rnorm(m * k), m, k)
+    B <- matrix(rnorm(k * n), k, n)
+    C <- matrix(rnorm(m * n), m, n)
+    for (ta in c(FALSE, TRUE)) for (tb in c(FALSE, TRUE)) {
+      a <- if (ta) t(A) else A
+      b <- if (tb) t(B) else B
+      same(function() own_product(a, b, ta, tb, beta = 0.5, c = C),
+           paste(m, n, k, ta, tb))
+    }
+  }
+  # triangles: blocks wholly inside, across and outside the kept part
+  a <- matrix(rnorm(400 * 150), 400, 150)
+  C <- matrix(rnorm(150 * 150), 150, 150)
+  for (tri in c(0, 1, 7, 8, 15, 16, 40)) {
+    same(function() own_product(a, a, TRUE, FALSE, c = C, tri = tri), paste("tri", tri))
+  }
+  # a GLM pass's products on rff's threads, and whole fits
+  Z <- matrix(rnorm(700 * 90), 700, 90)
+  R <- matrix(rnorm(700 * 26), 700, 26)
+  same(function() .Call(rff:::C_rff_rows_product, Z, R, TRUE, 2L), "Z'R")
+  same(function() .Call(rff:::C_rff_rows_product, Z, R[1:90, ], FALSE, 2L), "Z B")
+  x <- matrix(rnorm(600 * 3), 600, 3)
+  y <- factor(cut(x[, 1] + x[, 2]^2, 4))
+  m <- rff_map(3, D = 200, lengthscale = 1)
+  same(function() coef(rff_glm(x, y, map = m, nlambda = 5, threads = 2)), "rff_glm")
+  same(function() coef(rff_ridge(x, x[, 1]^2, map = m, threads = 2)), "rff_ridge")
 })
 
 test_that("options(rff.products) is checked and switches the route", {
