@@ -277,10 +277,13 @@ static void gemm_cols(int m, int n, int k, const double *a, int lda, const doubl
                 const double *pq = pk + (size_t) q * kc * GEMM_MR, *aj = a + (size_t) j * lda + p0;
                 double *cq = c + j + (size_t) q * GEMM_MR * ldc;
 #ifdef RFF_GEMM_AVX512
-                if (gemm_wide && ni == GEMM_MR) {
-                    /* two full panels of b' side by side where there are */
-                    const int nb = n - q * GEMM_MR >= 2 * GEMM_MR ? 2 : 1;
-                    rff_micro_cols512(nb, kc, pq, aj, lda, cq, ldc, mj);
+                if (gemm_wide) {
+                    /* two panels of b' side by side where there are, the
+                       last one part full (zero past n) */
+                    const int nb = np - q >= 2 ? 2 : 1;
+                    const int last = n - (q + nb - 1) * GEMM_MR;
+                    rff_micro_cols512(nb, kc, pq, aj, lda, cq, ldc, mj,
+                                      last < GEMM_MR ? last : GEMM_MR);
                     q += nb;
                     continue;
                 }

@@ -37,9 +37,11 @@ static inline void gemm_cols_streams(const double *a, int lda, int mj,
 int rff_gemm512_supported(void);
 /* gemm.c's micro(), micro_rows() and micro_cols() for `nb` (1 or 2)
    register blocks side by side: rows i..i+8 nb of c (micro, micro_rows)
-   or columns (micro_cols), full blocks only (mi = 8, ni = 8, no
-   triangle). The packed panels of the blocks follow each other (a panel
-   of kc terms each); micro_rows reads 8 nb rows of a in place. Each entry
+   or columns (micro_cols), full blocks only (mi = 8, no triangle), but for
+   micro_cols's last block, of which the first ni columns of c are kept
+   (its packed panel is zero past them). The packed panels of the blocks
+   follow each other (a panel of kc terms each); micro_rows reads 8 nb
+   rows of a in place. Each entry
    is summed by one FMA per term, in the order of the terms, as the AVX2
    kernels sum it: the results are the same to the last bit. */
 void rff_micro512(int nb, int kc, const double *pa, const double *pb, double *c, int ldc,
@@ -47,7 +49,7 @@ void rff_micro512(int nb, int kc, const double *pa, const double *pb, double *c,
 void rff_micro_rows512(int nb, int kc, const double *a, int lda, const double *pb, double *c,
                        int ldc, int nj);
 void rff_micro_cols512(int nb, int kc, const double *pb, const double *a, int lda, double *c,
-                       int ldc, int mj);
+                       int ldc, int mj, int ni);
 #endif
 
 #endif

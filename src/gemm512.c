@@ -40,13 +40,16 @@ int rff_gemm512_supported(void)
 
 /* Adds the nb blocks in t (8 x 6 each, column by column) to c: block q to
    rows 8q..8q+7 and columns jj < nj of c, or with `transposed` (c' = b'a,
-   micro_cols) to rows jj < nj and columns 8q..8q+7. */
-static void g512_add(const double *t, int nb, double *c, int ldc, int nj, int transposed)
+   micro_cols) to rows jj < nj and columns 8q..8q+7; of the last block only
+   its first `last` rows (columns) of 8. */
+static void g512_add(const double *t, int nb, int last, double *c, int ldc, int nj,
+                     int transposed)
 {
     for (int q = 0; q < nb; q++) {
         const double *tq = t + q * GEMM_MR * GEMM_NR;
+        const int mi = q == nb - 1 ? last : GEMM_MR;
         for (int jj = 0; jj < nj; jj++)
-            for (int ii = 0; ii < GEMM_MR; ii++) {
+            for (int ii = 0; ii < mi; ii++) {
                 const int i = q * GEMM_MR + ii;
                 if (transposed) c[jj + (size_t) i * ldc] += tq[jj * GEMM_MR + ii];
                 else c[i + (size_t) jj * ldc] += tq[jj * GEMM_MR + ii];
@@ -76,7 +79,7 @@ void rff_micro512(int nb, int kc, const double *pa, const double *pb, double *c,
         }
     }
     G512_STORE(t, x);
-    g512_add(t, nb, c, ldc, nj, 0);
+    g512_add(t, nb, GEMM_MR, c, ldc, nj, 0);
 }
 
 __attribute__((target("avx512f")))
@@ -102,12 +105,12 @@ void rff_micro_rows512(int nb, int kc, const double *a, int lda, const double *p
         }
     }
     G512_STORE(t, x);
-    g512_add(t, nb, c, ldc, nj, 0);
+    g512_add(t, nb, GEMM_MR, c, ldc, nj, 0);
 }
 
 __attribute__((target("avx512f")))
 void rff_micro_cols512(int nb, int kc, const double *pb, const double *a, int lda, double *c,
-                       int ldc, int mj)
+                       int ldc, int mj, int ni)
 {
     double t[2 * GEMM_MR * GEMM_NR];
     const double *z[GEMM_NR];
@@ -129,7 +132,7 @@ void rff_micro_cols512(int nb, int kc, const double *pb, const double *a, int ld
         }
     }
     G512_STORE(t, x);
-    g512_add(t, nb, c, ldc, mj, 1);
+    g512_add(t, nb, ni, c, ldc, mj, 1);
 }
 
 #else
