@@ -41,9 +41,9 @@ int rff_gemm512_supported(void);
    micro_cols's last block, of which the first ni columns of c are kept
    (its packed panel is zero past them). The packed panels of the blocks
    follow each other (a panel of kc terms each); micro_rows reads 8 nb
-   rows of a in place. Each entry
-   is summed by one FMA per term, in the order of the terms, as the AVX2
-   kernels sum it: the results are the same to the last bit. */
+   rows of a in place. Each entry is summed by one FMA per term, in the
+   order of the terms, as the AVX2 kernels sum it: the results are the same
+   to the last bit. */
 void rff_micro512(int nb, int kc, const double *pa, const double *pb, double *c, int ldc,
                   int nj);
 void rff_micro_rows512(int nb, int kc, const double *a, int lda, const double *pb, double *c,
