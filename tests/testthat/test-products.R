@@ -10,6 +10,17 @@ own_product <- function(a, b, ta = FALSE, tb = FALSE, beta = 0, c = NULL, tri = 
 }
 has_own <- function() !is.null(own_product(matrix(1), matrix(1)))
 
+# f(a, b, ta, tb, A, B, C) for random A (m x k), B (k x n) and C (m x n),
+# with op(a) = A and op(b) = B under each of the four transposes
+each_transpose <- function(m, n, k, f) {
+  A <- matrix(rnorm(m * k), m, k)
+  B <- matrix(rnorm(k * n), k, n)
+  C <- matrix(rnorm(m * n), m, n)
+  for (ta in c(FALSE, TRUE)) for (tb in c(FALSE, TRUE)) {
+    f(if (ta) t(A) else A, if (tb) t(B) else B, ta, tb, A, B, C)
+  }
+}
+
 # the kernels on 512-bit registers (where the processor has AVX-512F) on or
 # off for `code`; the AVX2 ones when off. Returns code's value; NULL (code
 # not run) when `wide` is asked for and the processor lacks it.
@@ -51,19 +62,14 @@ test_that("the own kernel computes op(a) op(b) + beta c for every shape and tran
                   c(19, 65, 10))
   for (w512 in kernels()) for (s in seq_len(nrow(shapes))) with_kernel(w512, {
     m <- shapes[s, 1]; n <- shapes[s, 2]; k <- shapes[s, 3]
-    A <- matrix(rnorm(m * k), m, k)
-    B <- matrix(rnorm(k * n), k, n)
-    C <- matrix(rnorm(m * n), m, n)
-    for (ta in c(FALSE, TRUE)) for (tb in c(FALSE, TRUE)) {
-      a <- if (ta) t(A) else A
-      b <- if (tb) t(B) else B
+    each_transpose(m, n, k, function(a, b, ta, tb, A, B, C) {
       # beta = 0 ignores c, NaN included, as the BLAS does
       expect_equal(own_product(a, b, ta, tb), A %*% B, tolerance = 1e-13,
                    info = paste(c(m, n, k, ta, tb), collapse = " "))
       expect_equal(own_product(a, b, ta, tb, beta = 1, c = C), C + A %*% B, tolerance = 1e-13)
       expect_equal(own_product(a, b, ta, tb, beta = -2.5, c = C), -2.5 * C + A %*% B,
                    tolerance = 1e-13)
-    }
+    })
   })
 })
 
@@ -137,15 +143,9 @@ test_that("the 512-bit kernels give the AVX2 kernels' products to the last bit",
   # 64; inner terms around the panel of 256
   for (m in c(1, 8, 15, 16, 17, 24, 131)) for (n in c(1, 6, 16, 17, 26, 64, 70)) {
     k <- sample(c(3, 256, 300), 1)
-    A <- matrix(rnorm(m * k), m, k)
-    B <- matrix(rnorm(k * n), k, n)
-    C <- matrix(rnorm(m * n), m, n)
-    for (ta in c(FALSE, TRUE)) for (tb in c(FALSE, TRUE)) {
-      a <- if (ta) t(A) else A
-      b <- if (tb) t(B) else B
-      same(function() own_product(a, b, ta, tb, beta = 0.5, c = C),
-           paste(m, n, k, ta, tb))
-    }
+    each_transpose(m, n, k, function(a, b, ta, tb, A, B, C) {
+      same(function() own_product(a, b, ta, tb, beta = 0.5, c = C), paste(m, n, k, ta, tb))
+    })
   }
   # triangles: blocks wholly inside, across and outside the kept part
   a <- matrix(rnorm(400 * 150), 400, 150)
