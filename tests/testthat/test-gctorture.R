@@ -66,6 +66,8 @@ torture_calls <- list(
   # alone
   list("rff_set_own_products", list(NA)),
   list("rff_set_own_products", list(TRUE)),
+  # the 512-bit kernels' switch, read
+  list("rff_set_wide_products", list(NA)),
   list("rff_own_product", list(A, B, c(FALSE, FALSE), 0.5, matrix(1, nrow(A), ncol(B)), -1)),
   list("rff_glm_pass", list(tx, NULL, pair_map, c(0, 1, 1, 0, 1, 0), "binomial",
                             matrix(c(0.1, -0.2, 0, 0.3, 0, -0.1)), c(1, 2, 0, 1, 1, 3),
