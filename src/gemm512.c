@@ -18,8 +18,9 @@ int rff_gemm512_supported(void)
     return __builtin_cpu_supports("avx512f");
 }
 
-/* A step of nb blocks: the 8 entries at a0 (and a1) times each of the 6
-   numbers b[0] .. b[5], one FMA per entry. */
+/* One 8 x 6 block of c in six registers x0..x5 (a column each); a step
+   adds the 8 entries in register a times each of the 6 numbers at b0..b5,
+   one FMA per entry; the block is stored to t column by column. */
 #define G512_ZERO(x) __m512d x##0 = _mm512_setzero_pd(), x##1 = x##0, x##2 = x##0, \
         x##3 = x##0, x##4 = x##0, x##5 = x##0
 #define G512_FMA(x, a, b0, b1, b2, b3, b4, b5)                                 \
