@@ -15,8 +15,8 @@
    18 and 20 ms on two cores. Where the processor has AVX-512F, the
    register blocks run on 512-bit registers (gemm512.c), two blocks of 8
    rows at a time, with the same sums: on a 2-core AMD EPYC (Zen 5) that
-   took a 2,000 x 2,000 product from 58 to 98 GF/s on two cores and Z B
-   and Z'R (26 classes) from 58 to 81.
+   took a 2,000 x 2,000 product from 58 to 98 GF/s on two cores, Z B (26
+   classes) from 58 to 81 and Z'R from 55 to 81.
 
    Each entry of c is summed in a fixed order (blocks of KC terms in turn,
    each term by one FMA in the order of the terms, on every route), so a
