@@ -236,11 +236,15 @@ check_ratio <- function(r) {
 }
 
 # The lambda path asked for: given values, or the length and range of a
-# path chosen from the data (see lambda_values()).
-check_path <- function(lambda, nlambda, lambda_min_ratio) {
-  list(lambda = check_lambda(lambda),
+# path chosen from the data (see lambda_values()); `extend`: a path chosen
+# from the data may continue past its range while its best value is its
+# last (path_extension(); fits pass it when `lambda_min_ratio` was not
+# given).
+check_path <- function(lambda, nlambda, lambda_min_ratio, extend = FALSE) {
+  lambda <- check_lambda(lambda)
+  list(lambda = lambda,
        nlambda = check_count(nlambda, "nlambda", lo = 1, hi = 10000),
-       ratio = check_ratio(lambda_min_ratio))
+       ratio = check_ratio(lambda_min_ratio), extend = is.null(lambda) && isTRUE(extend))
 }
 
 # Row weights: NULL, or one non-negative finite number per row, not all zero

@@ -82,8 +82,10 @@
 #' @param type.measure For GLM families, the held-out measure: `"deviance"`,
 #'   `"class"`, `"auc"` (binomial) or `"mse"` (Poisson).
 #' @param folds Number of folds (at least 2, at most the number of rows).
-#' @param lambda `NULL` (a data-driven path of `nlambda` values) or the
-#'   lambda values to compare.
+#' @param lambda `NULL` (a data-driven path of exactly `nlambda` values:
+#'   unlike [rff_ridge()] and [rff_glm()], the path does not go on past
+#'   `lambda_min_ratio`, since every candidate lengthscale shares it) or
+#'   the lambda values to compare.
 #' @param lengthscale `"auto"` (default: multiples of the median
 #'   heuristic), `"ard"` (the multiples of `"auto"` and one more candidate,
 #'   a lengthscale per input column learned by the log evidence as in

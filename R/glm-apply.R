@@ -161,7 +161,7 @@ rff_glm_apply <- function(chunks, read, map, family = c("binomial", "multinomial
   check_map(map)
   family <- check_string(if (identical(family, c("binomial", "multinomial", "poisson")))
     "binomial" else family, "family", c("binomial", "multinomial", "poisson"))
-  path <- check_path(lambda, nlambda, lambda_min_ratio)
+  path <- check_path(lambda, nlambda, lambda_min_ratio, missing(lambda_min_ratio))
   engine <- check_engine(cluster)
   weights <- check_apply_weights(weights, length(chunks))
   levels <- check_glm_levels(levels, family)
@@ -203,8 +203,10 @@ rff_glm_apply <- function(chunks, read, map, family = c("binomial", "multinomial
   if (length(lam) == 1L && !is.null(path$lambda)) {
     full <- glm_path(prob, lam, P, control)
   } else {
-    cv <- glm_cv_path(prob, lam, P, control, glm_remote_folds(S, info), "deviance", progress,
-                      stop_early = is.null(path$lambda), loose = TRUE)
+    early <- is.null(path$lambda)
+    cv <- glm_cv_path(prob, c(lam, if (early) path_extension(lam, path)), P, control,
+                      glm_remote_folds(S, info), "deviance", progress,
+                      stop_early = early, loose = TRUE, nominal = length(lam))
     full <- cv$full
     lam <- full$lambda
   }

@@ -99,5 +99,6 @@ glm_search_path <- function(path) {
   # steps of rff_ridge()'s spacing from lambda_max down to the ratio (a
   # hair less, so that an exact count is not rounded up)
   steps <- ceiling((ridge$nlambda - 1L) * log(path$ratio) / log(ridge$ratio) - 1e-9)
-  list(lambda = NULL, ratio = path$ratio, nlambda = as.integer(min(100, max(1, steps) + 1)))
+  list(lambda = NULL, ratio = path$ratio, nlambda = as.integer(min(100, max(1, steps) + 1)),
+       extend = isTRUE(path$extend))
 }

@@ -9,9 +9,10 @@
 # the original coordinates), the loss, eta at the last lambda, iterations
 # and convergence, and the solver's state at the last lambda (its inner
 # coordinates `th` and curvature pairs `mem`, for glm_refine() and the
-# folds' starts). `start_eta`: the linear predictor at `start` (one
+# folds' starts), and at the one before it (`before`: th, mem and eta). `start_eta`: the linear predictor at `start` (one
 # lambda), which spares the start's product Z B in C (lbfgs_lambda()).
-# `after(i, theta, mem, eta)` sees each solution and its eta.
+# `after(i, theta, mem, eta, converged)` sees each solution, its eta and whether it
+# converged; TRUE ends the path there, a number k ends it after value k.
 glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, after = NULL,
                      mem = NULL, start_eta = NULL) {
   W <- glm_wsum(prob, w)
@@ -33,6 +34,7 @@ glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, after = N
   # the last two are kept for the next lambda's extrapolated start
   in_c <- is.null(start) && lbfgs_in_c(prob, P)
   eta1 <- NULL
+  states <- vector("list", 3L)
   for (i in seq_len(L)) {
     if (!is.null(start)) {
       th <- to_inner(matrix(start[, , i], prob$D + 1L, K), P$zbar)
@@ -80,8 +82,13 @@ glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, after = N
     iter[i] <- r$iter
     conv[i] <- r$converged
     eta <- r$cur$eta
-    if (!is.null(after) && isTRUE(after(i, theta, mem, eta))) {
-      keep <- seq_len(i)
+    # the solver's state at the last three values, for glm_refine()
+    states <- c(states[-1L], list(list(th = th, mem = mem, eta = eta)))
+    stop <- if (!is.null(after)) after(i, theta, mem, eta, r$converged) else FALSE
+    if (isTRUE(stop) || is.numeric(stop)) {
+      # (a number: the values to keep, which ends the path before value i)
+      keep <- seq_len(if (is.numeric(stop)) stop else i)
+      if (length(keep) < i) states <- c(list(NULL), states[-3L])
       coef <- coef[, , keep, drop = FALSE]
       loss <- loss[keep]
       iter <- iter[keep]
@@ -90,8 +97,9 @@ glm_path <- function(prob, lambda, P, control, w = NULL, start = NULL, after = N
       break
     }
   }
-  list(coef = coef, loss = loss, iter = iter, converged = conv, eta = eta, lambda = lambda,
-       mem = mem, th = th)
+  last <- states[[3L]]
+  list(coef = coef, loss = loss, iter = iter, converged = conv, eta = last$eta,
+       lambda = lambda, mem = last$mem, th = last$th, before = states[[2L]])
 }
 
 # The memory (MB) the curvature pairs of a cross-validation's folds may
@@ -154,7 +162,11 @@ glm_row_folds <- function(prob, foldid, holdout = FALSE) {
 # up to a constant added to every entry, the centring of the intercepts,
 # which changes no probability), while the folds' etas fit in
 # fold_pairs_mb too. With `stop_early`, the path stops
-# once three consecutive lambdas have not improved on the best CV measure.
+# once three consecutive lambdas have not improved on the best CV measure;
+# the values past the `nominal` first (path_extension()) are taken one at a
+# time while the last is the best, and not after a step that gained less
+# than the fraction auto_flat, nor after one that did not converge (which
+# is dropped), as lengthscale_walk() takes its steps.
 # With one fold (a held-out set, glm_row_folds(holdout = TRUE)), cvsd is
 # the standard error of the measure over the held-out rows. With `loose`,
 # the path on all rows is solved to glm_path_loose times the tolerance of
@@ -163,7 +175,8 @@ glm_row_folds <- function(prob, foldid, holdout = FALSE) {
 # stage of the path then spans `share` of what its parent has left.
 # Returns the path (`full`) and cvm, cvsd per lambda.
 glm_cv_path <- function(prob, lambda, P, control, folds, measure, progress = FALSE,
-                        stop_early = FALSE, loose = FALSE, share = 1) {
+                        stop_early = FALSE, loose = FALSE, share = 1,
+                        nominal = length(lambda)) {
   k <- folds$k
   L <- length(lambda)
   vals <- matrix(NA_real_, k, L)
@@ -175,11 +188,12 @@ glm_cv_path <- function(prob, lambda, P, control, folds, measure, progress = FAL
   cvm <- cvsd <- rep(NA_real_, L)
   # the progress of the path: a lambda costs more passes the smaller it is
   # (about 5 times the first at the last, measured on the default path)
-  work <- cumsum(1 + 4 * (seq_len(L) - 1) / max(L - 1, 1))
+  # (past the nominal path, the stage stays at its end)
+  work <- cumsum(1 + 4 * (seq_len(nominal) - 1) / max(nominal - 1, 1))
   # one fold is a held-out set (cross-validation has at least 2)
   one_set <- k == 1L
   pb <- progress_stage(if (one_set) "validation over lambda (one held-out set)" else
-                         sprintf("cross-validation over lambda (%d folds)", k), work[L],
+                         sprintf("cross-validation over lambda (%d folds)", k), work[nominal],
                        progress && L > 1L, share = share)
   on.exit(pb$close(), add = TRUE)
   se <- rep(NA_real_, L)
@@ -194,7 +208,8 @@ glm_cv_path <- function(prob, lambda, P, control, folds, measure, progress = FAL
   in_c <- lbfgs_in_c(prob, P)
   etas <- in_c && 8 * (k + 1) * prob$n * prob$K <= fold_pairs_mb * 2^20
   prev_eta <- NULL
-  after <- function(i, theta, mem, eta) {
+  after <- function(i, theta, mem, eta, converged) {
+    conv_i <- converged
     for (j in seq_len(k)) {
       fp <- fold_prev[[j]]
       st <- st_eta <- NULL
@@ -212,7 +227,7 @@ glm_cv_path <- function(prob, lambda, P, control, folds, measure, progress = FAL
                       mem = if (is.null(fp$mem)) mem else fp$mem, start_eta = st_eta)
       fold_prev[[j]] <<- list(theta = matrix(fit$coef[, , 1L], nrow(theta)),
                               mem = if (own_pairs) fit$mem, eta = if (etas) fit$eta)
-      conv <<- conv && all(fit$converged)
+      conv_i <- conv_i && all(fit$converged)
       vals[j, i] <<- folds$measure(j, fit, measure)
       if (one_set) se[i] <<- folds$se(j, fit, measure)
     }
@@ -222,7 +237,16 @@ glm_cv_path <- function(prob, lambda, P, control, folds, measure, progress = FAL
       cv_curve(vals[, i, drop = FALSE], wj)
     cvm[i] <<- curve$cvm
     cvsd[i] <<- curve$cvsd
-    pb$set(work[i])
+    pb$set(work[min(i, nominal)])
+    if (i > nominal) {
+      # a value past the nominal path that did not converge is dropped
+      if (!conv_i) return(i - 1L)
+      b <- which.min(sgn * cvm[seq_len(i)])
+      gain <- sgn * (cvm[i - 1L] - cvm[i])
+      return(b < i || !(gain >= auto_flat * abs(cvm[i])))
+    }
+    conv <<- conv && conv_i
+    if (i == nominal && i < L) return(which.min(sgn * cvm[seq_len(i)]) < i)
     if (!stop_early || i < 5L) return(FALSE)
     i - which.min(sgn * cvm[seq_len(i)]) >= 3L
   }
@@ -238,15 +262,19 @@ glm_cv_path <- function(prob, lambda, P, control, folds, measure, progress = FAL
 # The path `full` of glm_cv_path(loose = TRUE) (on the problem `prob` with
 # preconditioner `P`, at lambda values `lambda`) with its lambda `best`
 # solved on to the tolerance of `control`: from its looser solution, and at
-# the path's last lambda from the solver's own state there (its inner
+# the path's last two lambdas from the solver's own state there (its inner
 # coordinates, curvature pairs and, in C, eta). The iterations add up;
 # loss and convergence are the new solution's.
 glm_refine <- function(prob, P, full, lambda, best, control) {
-  last <- best == length(full$lambda)
-  th <- if (last) full$th else to_inner(matrix(full$coef[, , best], prob$D + 1L, prob$K), P$zbar)
-  cur <- if (last && lbfgs_in_c(prob, P)) list(eta = full$eta)
+  L <- length(full$lambda)
+  # the solver's own state at the last value or the one before (where an
+  # extended path's best lies), else the coefficients alone
+  st <- if (best == L) full else if (best == L - 1L) full$before
+  th <- if (!is.null(st$th)) st$th else
+    to_inner(matrix(full$coef[, , best], prob$D + 1L, prob$K), P$zbar)
+  cur <- if (!is.null(st$eta) && lbfgs_in_c(prob, P)) list(eta = st$eta)
   r <- lbfgs_lambda(prob, th, lambda[best], P, prob$weights, glm_wsum(prob, NULL), control,
-                    mem = if (last) full$mem, cur = cur)
+                    mem = st$mem, cur = cur)
   theta <- from_inner(r$th, P$zbar)
   if (prob$K > 1L) theta[1L, ] <- theta[1L, ] - mean(theta[1L, ])
   full$coef[, , best] <- theta

@@ -11,14 +11,15 @@ fit_call <- function(call, name) {
 
 # The arguments every fit from data shares, checked in the order of the
 # signatures: x, y (by the model's `response` checker), lambda, intercept,
-# the rest of the path (lambda again, a no-op), threads, progress.
+# the rest of the path (lambda again, a no-op; `extend`: see check_path()),
+# threads, progress.
 check_fit_args <- function(x, y, lambda, intercept, nlambda, lambda_min_ratio,
-                           threads, progress, response = check_y) {
+                           threads, progress, response = check_y, extend = FALSE) {
   x <- check_x(x)
   y <- response(y, nrow(x))
   lambda <- check_lambda(lambda)
   intercept <- check_flag(intercept, "intercept")
-  list(x = x, y = y, path = check_path(lambda, nlambda, lambda_min_ratio),
+  list(x = x, y = y, path = check_path(lambda, nlambda, lambda_min_ratio, extend),
        intercept = intercept, threads = check_threads(threads),
        progress = check_flag(progress, "progress"))
 }

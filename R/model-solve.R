@@ -76,6 +76,18 @@ lambda_values <- function(path, A, w, trace = NULL) {
   lmax * exp(seq(0, log(path$ratio), length.out = path$nlambda))
 }
 
+# The values that continue a data-driven path `lambda` (from
+# lambda_values() or glm_lambda_values(), when `path$extend`) past its end
+# at its own spacing, as many more as it has steps: down to ratio^2 times
+# its first value, as many decades again. A fit takes them one block at a
+# time while its best value is its last, as lengthscale_walk() takes the
+# next multiple while its best candidate is at an end.
+path_extension <- function(lambda, path) {
+  L <- length(lambda)
+  if (!isTRUE(path$extend) || L < 2L || !(lambda[L] > 0)) return(numeric())
+  lambda[L] * (lambda[L] / lambda[L - 1L])^seq_len(L - 1L)
+}
+
 # Coefficients (D x q x L), intercepts (q x L), df (L), rss (L x q) at each
 # of the L values of `lambda`, from the normal equations: one Cholesky solve
 # for one value, one eigendecomposition for several (`eig`, when given: the
@@ -146,9 +158,9 @@ solve_path <- function(sys, lambda, eig = NULL, threads = 1L, coefficients = TRU
     }
   }
   rss <- pmax(rss, 0)
-  eig <- if (L > 1L) list(values = s, vectors = V, u = u, rows = e$rows) else NULL
+  eig <- if (method == "eigen") list(values = s, vectors = V, u = u, rows = e$rows) else NULL
   intercept <- matrix(0, q, L)
-  if (L == 1L) thin <- FALSE
+  if (method == "cholesky") thin <- FALSE
   if (!is.null(sys$zbar)) {
     # a path scored without its vectors has no coefficients, nor intercepts
     if (coefficients && (method == "cholesky" || !is.null(V) || thin)) {
@@ -158,8 +170,10 @@ solve_path <- function(sys, lambda, eig = NULL, threads = 1L, coefficients = TRU
     }
     df <- df + 1
   }
+  # (`solver`: the eigenproblem as solved, for more lambda values of the
+  # same path, path_extension())
   list(beta = beta, intercept = intercept, lambda = lambda, df = df, rss = rss,
-       method = method, eigen = eig)
+       method = method, eigen = eig, solver = if (method == "eigen") e)
 }
 
 # Eigenvalues of a Gram matrix are >= 0 up to rounding (of order D eps of

@@ -33,16 +33,33 @@ ridge_path_fit <- function(sys, stats, path, loo = NULL, eig = NULL, partial = F
   }
   p <- solve_path(sys, lambda, eig, threads, coefficients)
   n <- stats$n
+  use_loo <- !is.null(loo) && length(p$lambda) > 1L
+  loo_of <- function(p) {
+    loo_path(sys, p, stats$map, loo$x, loo$y, loo$weights, loo$chunk_size, loo$threads,
+             row_errors = isTRUE(loo$row_errors))
+  }
+  loo_mse <- if (use_loo) loo_of(p)
+  best_of <- function() {
+    b <- if (use_loo) which.min(rowSums(loo_mse)) else gcv_select(p$rss, p$df, n, sys$w)$best
+    if (length(b) == 0L) 1L else b
+  }
+  best <- best_of()
+  # a data-driven path whose best value is its last goes on at its spacing,
+  # a block of a quarter of its values at a time (path_extension()), on the
+  # same eigenproblem
+  more <- path_extension(p$lambda, path)
+  while (length(more) && best == length(p$lambda) && !is.null(p$solver)) {
+    take <- seq_len(min(length(more), max(2L, ceiling(length(lambda) / 4))))
+    p2 <- solve_path(sys, more[take], p$solver, threads, coefficients)
+    more <- more[-take]
+    if (use_loo) loo_mse <- bind_loo(loo_mse, loo_of(p2))
+    p <- bind_paths(p, p2)
+    best <- best_of()
+  }
   sel <- gcv_select(p$rss, p$df, n, sys$w)
   gcv <- sel$gcv
-  best <- sel$best
   criterion <- "GCV"
-  loo_mse <- NULL
-  if (!is.null(loo) && length(p$lambda) > 1L) {
-    loo_mse <- loo_path(sys, p, stats$map, loo$x, loo$y, loo$weights, loo$chunk_size,
-                        loo$threads, row_errors = isTRUE(loo$row_errors))
-    best <- which.min(rowSums(loo_mse))
-    if (length(best) == 0L) best <- 1L
+  if (use_loo) {
     criterion <- "LOO"
     row_err <- attr(loo_mse, "rows")
     attr(loo_mse, "rows") <- NULL
@@ -82,6 +99,24 @@ ridge_path_fit <- function(sys, stats, path, loo = NULL, eig = NULL, partial = F
   }
   class(fit) <- c("rff_ridge", "rff_fit")
   fit
+}
+
+# The path `p` of solve_path() followed by the values of `p2` (solved on
+# the same eigenproblem), and the LOO errors of two such paths (L x q, with
+# the rows' errors as attribute "rows" when kept).
+bind_paths <- function(p, p2) {
+  d <- dim(p$beta)
+  p$beta <- array(c(p$beta, p2$beta), c(d[1L], d[2L], d[3L] + dim(p2$beta)[3L]))
+  p$intercept <- cbind(p$intercept, p2$intercept)
+  p$lambda <- c(p$lambda, p2$lambda)
+  p$df <- c(p$df, p2$df)
+  p$rss <- rbind(p$rss, p2$rss)
+  p
+}
+bind_loo <- function(a, b) {
+  out <- rbind(a, b)
+  if (!is.null(attr(a, "rows"))) attr(out, "rows") <- cbind(attr(a, "rows"), attr(b, "rows"))
+  out
 }
 
 # The ridge fit of rows `rows` of the prepared data `m` (x, y, weights) at

@@ -167,6 +167,15 @@
 #' With `lambda = NULL` the path has `nlambda` log-spaced values from
 #' lambda_max = trace(Zc'Zc) / n, at which fewer than one degree of freedom
 #' is used, down to `lambda_min_ratio * lambda_max`, in decreasing order.
+#' When `lambda_min_ratio` is not given and the best value by `criterion`
+#' is the path's last, the path goes on below it at the same spacing, a
+#' quarter of `nlambda` values at a time, while its best value is its last,
+#' down to `lambda_min_ratio^2 * lambda_max` at most (as many decades
+#' again); each further value costs O(D^2) on the same eigendecomposition,
+#' and a leave-one-out pass over its rows per block. So `lambda` can have
+#' more than `nlambda` values (on 40,455 rows of ggplot2::diamonds the
+#' default path's best had been its last). Give `lambda_min_ratio` for a
+#' path of exactly `nlambda` values.
 #' The fit keeps the normal equations (D x D), so [predict()] can solve at
 #' any other lambda exactly (with fewer rows than features, exactly up to
 #' the dropped eigenvalues below). With fewer rows than features the path is
@@ -289,7 +298,8 @@
 #' @param intercept Fit an unpenalized intercept.
 #' @param nlambda Length of the data-driven lambda path.
 #' @param lambda_min_ratio Smallest lambda of the path, relative to the
-#'   largest.
+#'   largest. When not given, a path whose best value is its last goes on
+#'   below it (see Details).
 #' @param chunk_size Rows per streamed block; default about 16 MB of
 #'   features (`2^21 / D` rows, at least 256). Results agree for every
 #'   block size up to rounding.
@@ -382,7 +392,7 @@ rff_ridge.default <- function(x, y, lambda = NULL, map = NULL, intercept = TRUE,
   cl <- fit_call(match.call(), "rff_ridge")
   check_required(c("x", "y"))
   a <- check_fit_args(x, y, lambda, intercept, nlambda, lambda_min_ratio,
-                      threads, progress)
+                      threads, progress, extend = missing(lambda_min_ratio))
   criterion <- if (identical(criterion, c("loo", "gcv"))) "loo" else
     check_string(criterion, "criterion", c("loo", "gcv"))
   m <- model_setup(a, standardize, weights, offset, map, list(...), "rff_ridge")
@@ -445,7 +455,7 @@ rff_ridge.rff_stats <- function(x, lambda = NULL, nlambda = 50,
     rff_abort("x", sprintf("`x` holds the statistics of no rows of positive weight (n = %s)",
                            format(x$n)))
   }
-  path <- check_path(lambda, nlambda, lambda_min_ratio)
+  path <- check_path(lambda, nlambda, lambda_min_ratio, missing(lambda_min_ratio))
   # a path is solved through the eigenvalues, which solve_path() checks; one
   # lambda by a Cholesky factor, which an indefinite ZtZ can pass
   if (length(path$lambda) == 1L) check_gram_chol(x$ZtZ, "x")

@@ -143,7 +143,7 @@ test_that("the arguments a fit from data shares are checked in signature order",
   expect_identical(a$x, matrix(as.double(1:6), 3))
   expect_identical(dim(a$y), c(3L, 1L))
   expect_identical(as.vector(a$y), c(1, 2, 3))
-  expect_identical(a$path, list(lambda = c(2, 1), nlambda = 5L, ratio = 0.01))
+  expect_identical(a$path, list(lambda = c(2, 1), nlambda = 5L, ratio = 0.01, extend = FALSE))
   expect_identical(a[c("intercept", "threads", "progress")],
                    list(intercept = TRUE, threads = 1L, progress = FALSE))
   expect_rff_error(args(x = "a", y = 1:2), "x")

@@ -1,6 +1,6 @@
 # rff_glm() with cached features and more rows than features solves its
 # path on the features turned to the preconditioner's eigenvectors
-# (glm_fit_candidate() in R/glm.R), where the preconditioner is diagonal.
+# (glm_fit_candidate() in R/glm-fit.R), where the preconditioner is diagonal.
 # Checked against the unrotated solve of the same problem (features
 # streamed, cache_mb = 0, dense preconditioner) and against the optimality
 # conditions of the penalized likelihood computed in base R.

@@ -133,14 +133,16 @@ test_that("lengthscale \"auto\": a downhill walk from the median heuristic on th
       dat <- list(x = x, y = drop(x %*% c(1, -1, 0.5)) + rnorm(case$n, sd = 0.3))
     }
     set.seed(31)
-    fit <- rff_ridge(dat$x, dat$y, D = 40, nlambda = 10, progress = FALSE)
+    # (the path as asked for: lambda_min_ratio given, no extension)
+    fit <- rff_ridge(dat$x, dat$y, D = 40, nlambda = 10, lambda_min_ratio = 1e-6,
+                     progress = FALSE)
     xs <- unclass(scale(dat$x))[, ]
     l0 <- median(dist(xs))
     set.seed(31)
     base <- rff_map(3, D = 40, lengthscale = 1)
     fit_at <- function(j) {
       rff_ridge(xs, dat$y, map = map_at(base, 2^(j / 2) * l0), nlambda = 10,
-                standardize = FALSE, progress = FALSE)
+                lambda_min_ratio = 1e-6, standardize = FALSE, progress = FALSE)
     }
     walk <- expected_walk(function(j) min(fit_at(j)$loo))
     s <- fit$lengthscale_search
