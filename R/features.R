@@ -26,7 +26,8 @@
 #' @inheritParams rff_map
 #' @param x A numeric matrix, a data frame of numeric columns, or a numeric
 #'   vector (one column). Missing and infinite values are errors. Row names
-#'   are kept.
+#'   are kept. With `map`, `x` may have zero rows (new data): the result
+#'   has zero rows and `map$D` columns.
 #' @param lengthscale A positive number, one per column of `x` (ARD), or
 #'   `"median"`: the median heuristic [rff_median_lengthscale()] computed
 #'   from `x` (before the map is drawn) and stored in the map as a number.
@@ -72,7 +73,8 @@ rff_features <- function(x, D = 500, kernel = "gaussian", lengthscale = 1,
                          nu = 1.5, order = 1, degree = 2, offset = 1, variant = "pair",
                          sampler = "iid", landmarks = NULL, map = NULL, threads = NULL) {
   check_required("x")
-  x <- check_x(x)
+  # through a given map, new data of zero rows has zero rows of features
+  x <- check_x(x, empty_ok = !is.null(map))
   threads <- check_threads(threads)
   sampling <- c("D", "kernel", "lengthscale", "nu", "order", "degree", "offset", "variant",
                 "sampler", "landmarks")
