@@ -26,8 +26,7 @@
 #' @inheritParams rff_map
 #' @param x A numeric matrix, a data frame of numeric columns, or a numeric
 #'   vector (one column). Missing and infinite values are errors. Row names
-#'   are kept. With `map`, `x` may have zero rows (new data): the result
-#'   has zero rows and `map$D` columns.
+#'   are kept.
 #' @param lengthscale A positive number, one per column of `x` (ARD), or
 #'   `"median"`: the median heuristic [rff_median_lengthscale()] computed
 #'   from `x` (before the map is drawn) and stored in the map as a number.
@@ -48,7 +47,8 @@
 #'   forked child process (`parallel::mclapply()`, `future::plan(multicore)`)
 #'   every routine runs on one thread, since OpenMP's threads do not survive
 #'   `fork()`.
-#' @return A double matrix with `nrow(x)` rows and `D` columns, with the map
+#' @return A double matrix with `nrow(x)` rows (with `map`, new data of zero
+#'   rows gives zero rows) and `D` columns, with the map
 #'   as attribute `"rff_map"` and class `c("rff_features", "matrix")`.
 #'   Inside a model formula, `lm(y ~ rff_features(x, D = 50), data)` (and
 #'   [stats::glm()], or [stats::model.matrix()] with the terms of a model
