@@ -192,3 +192,44 @@ test_that("classification: tune_grid() with accuracy and log-loss, to last_fit()
   expect_equal(lm$.estimate[lm$.metric == "accuracy"], mean((lp$.pred_virginica > 0.5) == truth),
                tolerance = 1e-10)
 })
+
+test_that("step_rff()'s D and lengthscale tune in a workflow", {
+  d <- MASS::Boston[1:150, c("medv", "lstat", "rm", "crim")]
+  rec <- recipes::step_normalize(recipes::recipe(medv ~ ., data = d),
+                                 recipes::all_numeric_predictors())
+  rec <- step_rff(rec, recipes::all_numeric_predictors(), D = hardhat::tune(),
+                  lengthscale = hardhat::tune())
+  wf <- workflows::add_model(workflows::add_recipe(workflows::workflow(), rec),
+                             parsnip::linear_reg())
+  ps <- hardhat::extract_parameter_set_dials(wf)
+  expect_setequal(ps$name, c("D", "lengthscale"))
+  grid <- data.frame(D = c(10L, 21L), lengthscale = c(1, 3))
+  set.seed(78)
+  folds <- rsample::vfold_cv(d, v = 3)
+  ctrl <- tune::control_grid(save_pred = TRUE,
+                             extract = function(w) workflows::extract_recipe(w)$steps[[2L]]$map)
+  res <- tune::tune_grid(wf, folds, grid = grid, metrics = yardstick::metric_set(yardstick::rmse),
+                         control = ctrl)
+  expect_identical(nrow(tune::collect_notes(res)), 0L)
+  ex <- tune::collect_extracts(res)
+  # the odd D rounded up to an even one; the lengthscale as given
+  maps <- ex$.extracts
+  expect_identical(vapply(maps, `[[`, 0L, "D"), ifelse(ex$D == 21L, 22L, ex$D))
+  expect_equal(vapply(maps, `[[`, 0, "lengthscale"), ex$lengthscale)
+  # each fold's RMSE by hand from lm() on the fold's features
+  met <- tune::collect_metrics(res)
+  by_hand <- vapply(seq_len(nrow(ex)), function(i) {
+    split <- folds$splits[[match(ex$id[i], folds$id)]]
+    tr <- rsample::analysis(split)
+    te <- rsample::assessment(split)
+    xs <- scale(as.matrix(tr[-1]))
+    xt <- scale(as.matrix(te[-1]), attr(xs, "scaled:center"), attr(xs, "scaled:scale"))
+    Z <- rff_features(xs, map = maps[[i]])
+    b <- stats::lm.fit(cbind(1, Z), tr$medv)$coefficients
+    b[is.na(b)] <- 0
+    p <- cbind(1, rff_features(xt, map = maps[[i]])) %*% b
+    sqrt(mean((te$medv - p)^2))
+  }, 0)
+  agg <- tapply(by_hand, ex$.config, mean)
+  expect_equal(met$mean, as.vector(agg[met$.config]), tolerance = 1e-8)
+})
