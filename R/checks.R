@@ -104,8 +104,9 @@ check_flag <- function(x, arg) {
 }
 
 # x as a double matrix: a numeric matrix, a numeric data frame or a vector;
-# with na_ok, missing values (not infinite ones) are let through.
-check_x <- function(x, arg = "x", na_ok = FALSE) {
+# with na_ok, missing values (not infinite ones) are let through; with
+# empty_ok, zero rows (new data to predict for, as predict.lm takes them).
+check_x <- function(x, arg = "x", na_ok = FALSE, empty_ok = FALSE) {
   if (is.data.frame(x)) {
     ok <- vapply(x, function(col) is_number(col) || is.logical(col), logical(1))
     if (!all(ok)) {
@@ -121,7 +122,7 @@ check_x <- function(x, arg = "x", na_ok = FALSE) {
     rff_abort(arg, sprintf("`%s` must be a numeric matrix, data frame or vector, got %s",
                            arg, show_value(x)))
   }
-  if (nrow(x) == 0L) rff_abort(arg, sprintf("`%s` must have at least one row", arg))
+  if (nrow(x) == 0L && !empty_ok) rff_abort(arg, sprintf("`%s` must have at least one row", arg))
   if (ncol(x) == 0L) rff_abort(arg, sprintf("`%s` must have at least one column", arg))
   if (is.logical(x) && !all(is.na(x))) storage.mode(x) <- "double"
   if (!is.double(x)) storage.mode(x) <- "double"

@@ -47,7 +47,8 @@
 #'   forked child process (`parallel::mclapply()`, `future::plan(multicore)`)
 #'   every routine runs on one thread, since OpenMP's threads do not survive
 #'   `fork()`.
-#' @return A double matrix with `nrow(x)` rows and `D` columns, with the map
+#' @return A double matrix with `nrow(x)` rows (with `map`, new data of zero
+#'   rows gives zero rows) and `D` columns, with the map
 #'   as attribute `"rff_map"` and class `c("rff_features", "matrix")`.
 #'   Inside a model formula, `lm(y ~ rff_features(x, D = 50), data)` (and
 #'   [stats::glm()], or [stats::model.matrix()] with the terms of a model
@@ -72,7 +73,8 @@ rff_features <- function(x, D = 500, kernel = "gaussian", lengthscale = 1,
                          nu = 1.5, order = 1, degree = 2, offset = 1, variant = "pair",
                          sampler = "iid", landmarks = NULL, map = NULL, threads = NULL) {
   check_required("x")
-  x <- check_x(x)
+  # through a given map, new data of zero rows has zero rows of features
+  x <- check_x(x, empty_ok = !is.null(map))
   threads <- check_threads(threads)
   sampling <- c("D", "kernel", "lengthscale", "nu", "order", "degree", "offset", "variant",
                 "sampler", "landmarks")

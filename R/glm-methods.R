@@ -110,7 +110,8 @@ glm_shape <- function(object, eta, type, rows, lambda) {
         eta[, , j] <- p / rowSums(p)
       }
     } else {
-      eta <- if (object$family == "binomial") stats::plogis(eta) else exp(eta)
+      # (in place: an array of zero rows keeps its dimensions)
+      eta[] <- if (object$family == "binomial") stats::plogis(eta) else exp(eta)
     }
   }
   if (!multi) {

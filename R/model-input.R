@@ -151,9 +151,9 @@ newdata_matrix <- function(object, newdata, newoffset = NULL) {
       rff_abort("newdata", paste0("`newdata` does not fit the model: ", conditionMessage(e)))
     })
     x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
-    x <- check_x(x, "newdata", na_ok = TRUE)
+    x <- check_x(x, "newdata", na_ok = TRUE, empty_ok = TRUE)
   } else {
-    x <- check_x(newdata, "newdata", na_ok = TRUE)
+    x <- check_x(newdata, "newdata", na_ok = TRUE, empty_ok = TRUE)
     xn <- object$xnames
     if (!is.null(xn) && !is.null(colnames(x))) {
       miss <- setdiff(xn, colnames(x))

@@ -305,7 +305,8 @@ gp_variance_factor <- function(object, x, lambda, chunk_size = NULL, threads = N
   if (is.null(chunk_size)) chunk_size <- default_chunk_size(D)
   if (is.null(threads)) threads <- default_threads()
   out <- numeric(nrow(x))
-  for (from in seq(1L, nrow(x), by = chunk_size)) {
+  # (no rows: no blocks)
+  for (from in seq(1L, by = chunk_size, length.out = ceiling(nrow(x) / chunk_size))) {
     rows <- from:min(nrow(x), from + chunk_size - 1L)
     Z <- .Call(C_rff_features, x[rows, , drop = FALSE], object$map, threads)
     if (!is.null(sys$zbar)) Z <- Z - rep(sys$zbar, each = length(rows))

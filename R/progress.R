@@ -18,15 +18,20 @@
 #' chunks.
 #'
 #' Displays go through the progressr package when it is installed and its
-#' global handlers are on (`progressr::handlers(global = TRUE)`), so the
-#' user's choice of `progressr::handlers()` is honoured (a bar, a beep, a
+#' handlers listen: inside `progressr::with_progress()`, or with its global
+#' handlers on (`progressr::handlers(global = TRUE)`). The user's choice of
+#' `progressr::handlers()` is then honoured (a bar, a beep, a
 #' notification; the stage and the time left are the progression's
-#' message; [rff_stats_apply()] reports as each chunk's statistics come back
-#' from its cluster or `future` workers); otherwise they are a text line.
-#' `progress = FALSE` silences both. The option `rff.progress` chooses:
-#' `"auto"` (the default, as above), `"progressr"` (always progressr, for
-#' example inside `progressr::with_progress()`) or `"txt"` (always the text
-#' display). The text display of a fit appears after
+#' message; [rff_stats_apply()] reports in the calling session as each
+#' chunk's statistics come back from its cluster or `future` workers, and
+#' [rff_glm_apply()] as each lambda of its path is done on them, so the
+#' same handlers see them), and
+#' no text is drawn; otherwise, as in a plain interactive call, they are a
+#' text line. `progress = FALSE` silences both. The option `rff.progress`
+#' chooses: `"auto"` (the default, as above), `"progressr"` (always
+#' progressr, for example with handlers of the user's own
+#' `withCallingHandlers()`) or `"txt"` (always the text display). The text
+#' display of a fit appears after
 #' `getOption("rff.progress_delay", 1)` seconds: a fit faster than that
 #' shows nothing. progressr itself reports only while
 #' `getOption("progressr.enable")` is `TRUE` (by default in interactive
@@ -36,7 +41,7 @@
 #' @examples
 #' if (requireNamespace("progressr", quietly = TRUE)) {
 #'   x <- matrix(rnorm(2000), 1000, 2)
-#'   old <- options(rff.progress = "progressr", progressr.enable = TRUE)
+#'   old <- options(progressr.enable = TRUE)
 #'   progressr::with_progress(
 #'     s <- rff_stats(x, x[, 1], map = rff_map(2, D = 20), chunk_size = 100,
 #'                    progress = TRUE))
@@ -226,7 +231,19 @@ progress_backend <- function() {
     }
     return("txt")
   }
-  if (opt == "progressr" || isTRUE(progressr::handlers(global = NA))) "progressr" else "txt"
+  if (opt == "progressr" || progressr_listening()) "progressr" else "txt"
+}
+
+# Whether progressr's handlers listen to this call: its global handlers are
+# on, or the call runs inside progressr::with_progress() (a frame of it is
+# on the call stack; progressr has no exported test of its own for that).
+progressr_listening <- function() {
+  if (isTRUE(progressr::handlers(global = NA))) return(TRUE)
+  with_progress <- progressr::with_progress
+  for (i in rev(seq_len(sys.nframe()))) {
+    if (identical(sys.function(i), with_progress)) return(TRUE)
+  }
+  FALSE
 }
 
 # The call's work is done: the display shows 100% before it closes.

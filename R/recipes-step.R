@@ -125,7 +125,8 @@ bake.step_rff <- function(object, new_data, ...) {
   cols <- unname(object$columns)
   recipes::check_new_data(cols, object, new_data)
   if (!length(cols)) return(new_data)
-  Z <- rff_features(check_x(as.matrix(new_data[cols]), "new_data"), map = object$map)
+  Z <- rff_features(check_x(as.matrix(new_data[cols]), "new_data", empty_ok = TRUE),
+                    map = object$map)
   Z <- unclass(Z)
   attr(Z, "rff_map") <- NULL
   colnames(Z) <- recipes::names0(ncol(Z), object$prefix)

@@ -21,11 +21,11 @@ have_cmd chromium || need_deb+=(chromium)   # looking at the pkgdown site
 
 # the ecosystem integrations' frameworks (Suggests) come from Debian too
 r_pkgs=(testthat knitr rmarkdown roxygen2 pkgbuild ggplot2 MASS nnet glmnet kernlab mlbench ranger future future.apply
-        generics broom recipes caret progressr hardhat pkgdown ${RFF_EXTRA_RPKGS:-})
+        generics broom recipes caret progressr hardhat rsample pkgdown ${RFF_EXTRA_RPKGS:-})
 need_r=()
 for p in "${r_pkgs[@]}"; do have_rpkg "$p" || need_r+=("$p"); done
 # not in Debian: from CRAN, with the dependencies they need newer than Debian's
-cran_pkgs=(parsnip workflows dials)
+cran_pkgs=(parsnip workflows dials tune yardstick)
 need_cran=()
 for p in "${cran_pkgs[@]}"; do have_rpkg "$p" || need_cran+=("$p"); done
 

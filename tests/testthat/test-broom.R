@@ -109,3 +109,23 @@ test_that("cross-validation: tidy is the path, glance the choice", {
                unname(predict(cv, mtcars[1:5, ])))
   expect_rff_error(generics::glance(cv, 1), "...")
 })
+
+test_that("augment() of zero and one new rows gives that many rows", {
+  set.seed(24)
+  fit <- rff_ridge(mpg ~ wt + hp, data = mtcars, D = 20)
+  g <- rff_glm(Species ~ ., data = iris, D = 20)
+  full <- generics::augment(fit, newdata = mtcars, se_fit = TRUE)
+  gfull <- generics::augment(g, newdata = iris, type.predict = "response")
+  for (k in 0:1) {
+    a <- generics::augment(fit, newdata = mtcars[seq_len(k), ], se_fit = TRUE)
+    expect_identical(nrow(a), k)
+    expect_identical(names(a), names(full))
+    expect_type(a$.fitted, "double")
+    expect_equal(a$.fitted, full$.fitted[seq_len(k)])
+    expect_equal(a$.resid, mtcars$mpg[seq_len(k)] - a$.fitted)
+    ag <- generics::augment(g, newdata = iris[seq_len(k), ], type.predict = "response")
+    expect_identical(nrow(ag), k)
+    expect_identical(names(ag), names(gfull))
+    expect_identical(levels(ag$.pred_class), levels(iris$Species))
+  }
+})

@@ -70,3 +70,26 @@ test_that("bad arguments are rff_errors naming the argument", {
   fit <- rff_ridge(as.matrix(mtcars[c("wt", "hp")]), mtcars$mpg, D = 10, lambda = 0.1)
   expect_rff_error(rff_caret()$varImp(fit), "object")
 })
+
+test_that("caret's predict() of zero and one rows gives that many predictions", {
+  set.seed(58)
+  tr <- caret::train(mtcars[, 2:4], mtcars$mpg, method = rff_caret(D = 20),
+                     tuneGrid = data.frame(lengthscale = 2, lambda = 1e-3),
+                     trControl = caret::trainControl(method = "none"))
+  tc <- caret::train(iris[, 1:4], iris$Species, method = rff_caret(D = 20),
+                     tuneGrid = data.frame(lengthscale = 2, lambda = 1e-3),
+                     trControl = caret::trainControl(method = "none", classProbs = TRUE))
+  for (k in 0:1) {
+    rows <- seq_len(k)
+    p <- predict(tr, mtcars[rows, 2:4])
+    expect_type(p, "double")
+    expect_equal(unname(p), unname(predict(tr$finalModel, as.matrix(mtcars[rows, 2:4]))))
+    pc <- predict(tc, iris[rows, 1:4])
+    expect_s3_class(pc, "factor")
+    expect_length(pc, k)
+    expect_identical(levels(pc), levels(iris$Species))
+    pp <- predict(tc, iris[rows, 1:4], type = "prob")
+    expect_identical(dim(pp), c(k, 3L))
+    expect_named(pp, levels(iris$Species))
+  }
+})

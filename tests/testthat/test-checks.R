@@ -34,7 +34,11 @@ test_that("rff_features() rejects bad data and maps", {
   expect_rff_error(rff_features(matrix(c(1, Inf), 1, 2), map = m), "x")
   expect_rff_error(rff_features(matrix(c(1, NaN), 1, 2), map = m), "x")
   expect_rff_error(rff_features(matrix(1, 1, 3), map = m), "x")
-  expect_rff_error(rff_features(matrix(numeric(0), 0, 2), map = m), "x")
+  # zero rows: through a map, zero rows of features (new data, as
+  # predict.lm takes it); a map is not drawn from them
+  expect_identical(dim(rff_features(matrix(numeric(0), 0, 2), map = m)), c(0L, 4L))
+  expect_rff_error(rff_features(matrix(numeric(0), 0, 3), map = m), "x")
+  expect_rff_error(rff_features(matrix(numeric(0), 0, 2)), "x")
   expect_rff_error(rff_features(matrix(numeric(0), 3, 0)), "x")
   expect_rff_error(rff_features("a"), "x")
   expect_rff_error(rff_features(list(1, 2)), "x")

@@ -106,3 +106,74 @@ test_that("bad arguments are rff_errors naming the argument", {
   expect_rff_error(rff_model(lengthscale = 0), "lengthscale")
   expect_rff_error(rff_model(D = 0), "D")
 })
+
+test_that("case weights reach rff_ridge() and rff_glm() as their weights", {
+  skip_if_not_installed("hardhat")
+  d <- MASS::Boston[1:120, c("medv", "lstat", "rm", "crim")]
+  x <- as.matrix(d[-1])
+  w <- rep(c(1, 2.5, 0.5), 40)
+  d$w <- hardhat::importance_weights(w)
+  spec <- rff_model(mode = "regression", D = 30, penalty = 0.01, lengthscale = 2)
+  set.seed(47)
+  pf <- parsnip::fit(spec, medv ~ lstat + rm + crim, data = d, case_weights = d$w)
+  set.seed(47)
+  direct <- rff_ridge(x, d$medv, D = 30, lambda = 0.01, lengthscale = 2, weights = w,
+                      progress = FALSE)
+  set.seed(47)
+  plain <- rff_ridge(x, d$medv, D = 30, lambda = 0.01, lengthscale = 2, progress = FALSE)
+  p <- predict(pf, d)$.pred
+  expect_equal(p, unname(predict(direct, x)))
+  expect_gt(max(abs(p - predict(plain, x))), 1e-3)
+  # lambda by leave-one-out, weighted as well
+  set.seed(48)
+  pa <- parsnip::fit(rff_model(mode = "regression", D = 30, lengthscale = 2),
+                     medv ~ lstat + rm + crim, data = d, case_weights = d$w)
+  set.seed(48)
+  da <- rff_ridge(x, d$medv, D = 30, lengthscale = 2, weights = w, progress = FALSE)
+  expect_equal(pa$fit$lambda_best, da$lambda_best)
+  # frequency weights in a workflow, for a classifier: as the direct
+  # weighted rff_glm()
+  skip_if_not_installed("workflows")
+  b <- droplevels(iris[51:150, ])
+  fw <- rep(1:4, 25)
+  b$fw <- hardhat::frequency_weights(fw)
+  wf <- workflows::add_case_weights(workflows::workflow(), fw)
+  wf <- workflows::add_formula(wf, Species ~ Sepal.Length + Sepal.Width + Petal.Length + Petal.Width)
+  wf <- workflows::add_model(wf, rff_model(mode = "classification", D = 30, penalty = 1e-3,
+                                           lengthscale = 1.5))
+  set.seed(49)
+  wfit <- parsnip::fit(wf, b)
+  set.seed(49)
+  dg <- rff_glm(as.matrix(b[1:4]), b$Species, D = 30, lambda = 1e-3, lengthscale = 1.5,
+                weights = fw, progress = FALSE)
+  expect_equal(predict(wfit, b, type = "prob")$.pred_virginica,
+               unname(predict(dg, as.matrix(b[1:4]), type = "response")), tolerance = 1e-6)
+})
+
+test_that("zero and one rows of new data give that many predictions", {
+  set.seed(50)
+  reg <- parsnip::fit(rff_model(mode = "regression", D = 20, penalty = 0.01, lengthscale = 2),
+                      mpg ~ ., data = mtcars)
+  cls <- parsnip::fit(rff_model(mode = "classification", D = 20, penalty = 0.01,
+                                lengthscale = 2), Species ~ ., data = iris)
+  bin <- parsnip::fit(rff_model(mode = "classification", D = 20, penalty = 0.01,
+                                lengthscale = 2), Species ~ ., data = droplevels(iris[51:150, ]))
+  for (k in 0:1) {
+    p <- predict(reg, mtcars[seq_len(k), ])
+    expect_identical(dim(p), c(k, 1L))
+    expect_type(p$.pred, "double")
+    expect_equal(p$.pred, unname(predict(reg$fit, as.matrix(mtcars[seq_len(k), -1]))))
+    pc <- predict(cls, iris[seq_len(k), ], type = "class")
+    expect_identical(nrow(pc), k)
+    expect_identical(levels(pc$.pred_class), levels(iris$Species))
+    pp <- predict(cls, iris[seq_len(k), ], type = "prob")
+    expect_identical(dim(pp), c(k, 3L))
+    expect_named(pp, paste0(".pred_", levels(iris$Species)))
+    pb <- predict(bin, iris[50 + seq_len(k), ], type = "prob")
+    expect_named(pb, c(".pred_versicolor", ".pred_virginica"))
+    expect_identical(nrow(pb), k)
+    expect_type(pb$.pred_virginica, "double")
+    expect_identical(nrow(predict(bin, iris[50 + seq_len(k), ], type = "class")), k)
+  }
+  expect_equal(rowSums(as.matrix(predict(cls, iris[1, ], type = "prob"))), 1)
+})

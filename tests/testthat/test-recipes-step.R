@@ -143,3 +143,25 @@ test_that("bad arguments are rff_errors naming the argument", {
   bad$lstat[3] <- NA
   expect_step_rff_error(recipes::bake(p, bad), "new_data")
 })
+
+test_that("bake() of zero and one rows gives that many rows of the same columns", {
+  d <- boston()
+  rec <- step_rff(recipes::recipe(medv ~ ., data = d), lstat, rm, crim, D = 6,
+                  lengthscale = 2)
+  set.seed(36)
+  prepped <- recipes::prep(rec, training = d)
+  full <- recipes::bake(prepped, new_data = d)
+  for (k in 0:1) {
+    b <- recipes::bake(prepped, new_data = d[seq_len(k), ])
+    expect_identical(nrow(b), k)
+    expect_identical(names(b), names(full))
+    expect_identical(vapply(b, function(v) class(v)[1L], ""), vapply(full, function(v) class(v)[1L], ""))
+    # the row's features as among all rows: sqrt(2 / D) cos and sin of omega'x
+    # (as.matrix() of a tibble of zero rows is logical: unlist() instead)
+    Z <- matrix(unlist(b[paste0("rff_", 1:6)]), k, 6)
+    m <- prepped$steps[[1L]]$map
+    xw <- as.matrix(d[seq_len(k), c("lstat", "rm", "crim")]) %*% m$omega
+    expect_type(Z, "double")
+    expect_equal(Z, unname(sqrt(2 / 6) * cbind(cos(xw), sin(xw))), tolerance = 1e-12)
+  }
+})

@@ -67,3 +67,66 @@ test_that("the theory helpers and the median heuristic on the smallest inputs", 
   expect_error(rff_median_lengthscale(matrix(1, 1, 2)), class = "rff_error")
   expect_equal(rff_tail_bound(1, 0.5, variant = "phase"), 2 * exp(-0.5^2 / 8))
 })
+
+test_that("zero and one rows of new data: that many predictions, shaped as predict.lm's", {
+  set.seed(6)
+  x <- matrix(rnorm(300), 100, 3)
+  y <- x[, 1] + rnorm(100)
+  ref <- stats::lm(y ~ x)
+  ridge <- rff_ridge(x, y, D = 20, progress = FALSE)
+  multi <- rff_ridge(x, cbind(a = y, b = -y), D = 20, progress = FALSE)
+  path <- rff_ridge(x, y, D = 20, lambda = c(0.1, 0.01), progress = FALSE)
+  form <- rff_ridge(mpg ~ ., mtcars, D = 20, progress = FALSE)
+  bin <- rff_glm(x, y > 0, D = 20, progress = FALSE)
+  mult <- rff_glm(Species ~ ., iris, D = 20, progress = FALSE)
+  pois <- rff_glm(x, rpois(100, exp(x[, 1] / 2)), family = "poisson", D = 20, progress = FALSE)
+  cv <- rff_cv(x, y, D = 20, folds = 3, progress = FALSE)
+  for (k in 0:1) {
+    rows <- seq_len(k)
+    nd <- x[rows, , drop = FALSE]
+    # one row predicts as it does among others
+    expect_equal(unname(predict(ridge, nd)), unname(predict(ridge, x)[rows]))
+    expect_type(predict(ridge, nd), "double")
+    iv <- predict(ridge, nd, interval = "prediction")
+    lmiv <- predict(ref, data.frame(x = I(nd)), interval = "prediction")
+    expect_identical(dim(iv), dim(lmiv))
+    expect_identical(colnames(iv), colnames(lmiv))
+    expect_equal(unname(iv), unname(predict(ridge, x, interval = "prediction")[rows, , drop = FALSE]))
+    se <- predict(ridge, nd, se.fit = TRUE)
+    expect_named(se, names(predict(ref, data.frame(x = I(nd)), se.fit = TRUE)))
+    expect_length(se$se.fit, k)
+    expect_identical(dim(predict(multi, nd)), c(k, 2L))
+    expect_identical(dim(predict(path, nd, lambda = c(0.1, 0.01))), c(k, 2L))
+    pg <- predict(bin, nd, lambda = bin$lambda[1:2], type = "class")
+    expect_identical(dim(pg), c(k, 2L))
+    expect_length(predict(form, mtcars[rows, ]), k)
+    expect_equal(unname(predict(form, mtcars[rows, ])), unname(predict(form, mtcars)[rows]))
+    for (type in c("link", "response")) {
+      expect_equal(unname(predict(bin, nd, type = type)), unname(predict(bin, x, type = type)[rows]))
+      expect_equal(unname(predict(pois, nd, type = type)),
+                   unname(predict(pois, x, type = type)[rows]))
+      pm <- predict(mult, iris[rows, ], type = type)
+      expect_identical(dim(pm), c(k, 3L))
+      expect_identical(colnames(pm), levels(iris$Species))
+    }
+    pc <- predict(bin, nd, type = "class")
+    expect_s3_class(pc, "factor")
+    expect_length(pc, k)
+    expect_identical(levels(predict(mult, iris[rows, ], type = "class")), levels(iris$Species))
+    expect_length(predict(cv, nd), k)
+    expect_equal(unname(predict(cv, nd, lambda = "1se")), unname(predict(cv, x, lambda = "1se")[rows]))
+  }
+  # features through a map, for every kind of map: zero rows, D columns
+  maps <- list(rff_map(3, D = 10), rff_map(3, D = 10, variant = "phase"),
+               rff_map(3, D = 10, sampler = "orthogonal"),
+               rff_map(3, D = 10, kernel = "polynomial"), rff_map(3, D = 10, kernel = "arccos"),
+               attr(rff_features(x, D = 10, sampler = "nystrom"), "rff_map"))
+  for (m in maps) {
+    Z <- rff_features(x[0, ], map = m)
+    expect_identical(dim(Z), c(0L, m$D))
+    expect_type(unclass(Z), "double")
+  }
+  # drawing a map from zero rows is still refused
+  expect_rff_error(rff_features(x[0, ], D = 10), "x", "at least one row")
+  expect_rff_error(rff_ridge(x[0, ], y[0], D = 10), "x", "at least one row")
+})

@@ -93,6 +93,20 @@ test_that("a future plan with two multisession workers gives the one-process fit
   s <- rff_stats_apply(dat$csv, read, m, cluster = "future", keep_chunks = TRUE,
                        progress = FALSE)
   expect_same_fit(s, dat$x, dat$y, m)
+  # inside progressr::with_progress(), the chunks the workers finish reach
+  # its handlers: one step each
+  if (requireNamespace("progressr", quietly = TRUE)) {
+    old <- options(progressr.enable = TRUE)
+    amounts <- 0
+    out <- capture.output(progressr::with_progress(withCallingHandlers(
+      sp <- rff_stats_apply(dat$csv, read, m, cluster = "future", progress = TRUE),
+      progression = function(p) if (identical(p$type, "update")) amounts <<- amounts + p$amount),
+      handlers = progressr::handler_void, delay_stdout = FALSE))
+    options(old)
+    expect_equal(amounts, 4)
+    expect_length(out, 0L)
+    expect_same_fit(sp, dat$x, dat$y, m)
+  }
   # and the globals of a weights function (`w_scale`)
   w_scale <- 2
   w_of <- function(chunk, data) w_scale * exp(-abs(data$y - 20))
