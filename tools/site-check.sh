@@ -61,23 +61,33 @@ for page in "${pages[@]}"; do
   else
     echo "site-check: $rel: no screenshot"; fail=1
   fi
-  # one more screenshot per section (<h2 id=...>) that holds a figure, of a
-  # copy of the page showing that section alone (a headless screenshot is
-  # of the top of a page), so that each figure is seen where it renders
-  for id in $(awk 'match($0, /<h2 id="[^"]*"/) { id = substr($0, RSTART + 8, RLENGTH - 9) }
-                   /<img[^>]*src="/ && !/src="(http|data:)/ && id != "" { print id }' "$page" | uniq); do
-    copy="$dir/.site-check-$id.html"
-    style="<style>main > *:not(div.section:has(> h2#$id)) { display: none !important; }</style>"
-    sed "s#</head>#$style</head>#" "$page" > "$copy"
-    sout="$PWD/$shots/$name--$id.png"
+  # one more screenshot per figure, of a copy of the page from which
+  # everything before that figure is removed (a headless screenshot is of the
+  # top of a page), so that each figure is seen where and as it renders
+  for k in $(seq 1 "$n_img"); do
+    copy="$dir/.site-check-$k.html"
+    cat > "$dir/.site-check.js" <<'JS'
+document.addEventListener('DOMContentLoaded', function () {
+  var im = Array.from(document.querySelectorAll('main img')).filter(function (i) {
+    var s = i.getAttribute('src') || '';
+    return s !== '' && !/^(http|data:)/.test(s);
+  })[SITE_CHECK_FIGURE - 1];
+  for (var n = im; n && n.id !== 'main'; n = n.parentElement) {
+    while (n.previousElementSibling) n.previousElementSibling.remove();
+  }
+});
+JS
+    sed "s|</head>|<script>var SITE_CHECK_FIGURE = $k;</script><script src=\".site-check.js\"></script></head>|" \
+      "$page" > "$copy"
+    sout="$PWD/$shots/$name--fig$k.png"
     rm -f "$sout"
     timeout 120 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars \
-      --screenshot="$sout" --window-size=1280,2000 "file://$PWD/$copy" >/dev/null 2>&1 || true
-    rm -f "$copy"
+      --screenshot="$sout" --window-size=1280,1400 "file://$PWD/$copy" >/dev/null 2>&1 || true
+    rm -f "$copy" "$dir/.site-check.js"
     if [ -s "$sout" ]; then
-      echo "site-check: $rel#$id: screenshot $shots/$name--$id.png"
+      echo "site-check: $rel figure $k: screenshot $shots/$name--fig$k.png"
     else
-      echo "site-check: $rel#$id: no screenshot"; fail=1
+      echo "site-check: $rel figure $k: no screenshot"; fail=1
     fi
   done
 done
