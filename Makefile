@@ -2,7 +2,7 @@
 R ?= R
 LIB := .build/lib
 
-.PHONY: test demo deps document unit install site sanitize valgrind bigsize bigfiles mutants stress bench clean check-bare
+.PHONY: test demo deps document unit install site site-check sanitize valgrind bigsize bigfiles mutants stress bench clean check-bare
 
 test:
 	@bash tools/check.sh
@@ -56,10 +56,17 @@ bigfiles: install
 unit: install
 	R_LIBS=$(LIB) Rscript -e 'library(rff); testthat::test_dir("tests/testthat", package = "rff", load_package = "installed")'
 
-# the pkgdown site (reference by task, the vignettes as articles, NEWS) in
+# the pkgdown site (reference by task, the vignettes and vignettes/articles/
+# as articles, NEWS) in
 # .build/site (offline: tools/site.R); open .build/site/index.html
 site: install
 	R_LIBS=$(LIB) Rscript tools/site.R
+
+# the site in a real browser: headless Chromium screenshots of the home page
+# and every article in .build/site-shots (chromium installed if missing), and
+# a failure for a page whose images are missing
+site-check: site
+	@bash tools/site-check.sh
 
 demo: install
 	R_LIBS=$(LIB) Rscript tools/demo.R $(or $(OUT),rff-demo)

@@ -98,7 +98,7 @@ standardize_rows <- function(x, std) {
 # Rosasco, 2017), at least 1000 and at most 3000, and no more than keeps
 # the n D^2 flops of Z'Z below 2e12; even, for "pair" maps. (At most 2000
 # before Z'Z ran on rff's own product kernel; ggplot2::diamonds, 40,455
-# rows, now gets 2134: README, "Default fits on small data".)
+# rows, now gets 2134: bench/RESULTS-speed.md, "Default fits on small data".)
 default_D <- function(n) {
   D <- sqrt(n) * log(max(n, 2))
   D <- min(max(D, 1000), 3000, sqrt(2e12 / n))
