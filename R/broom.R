@@ -93,6 +93,7 @@ coef_long <- function(B, a0, group, group_name, intercept) {
 #' @exportS3Method generics::tidy
 tidy.rff_ridge <- function(x, ...) {
   check_no_dots(list(...))
+  check_fit(x, "x")
   sol <- coef_at(x, NULL)
   B <- matrix(sol$beta[, , 1L], nrow = dim(sol$beta)[1L])
   out <- coef_long(B, sol$intercept[, 1L], x$response, "response", x$has_intercept)
@@ -107,6 +108,7 @@ tidy.rff_ridge <- function(x, ...) {
 #' @exportS3Method generics::tidy
 tidy.rff_glm <- function(x, ...) {
   check_no_dots(list(...))
+  check_fit(x, "x")
   B <- matrix(coef_array(x)[, , x$best], nrow = x$map$D)
   a0 <- intercept_matrix(x)[, x$best]
   tidy_table(coef_long(B, a0, x$levels, "class", x$has_intercept))

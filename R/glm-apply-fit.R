@@ -147,5 +147,5 @@ glm_apply_result <- function(S, r, info, prob, sp, control, intercept) {
               training = training, chunks = info$n, passes = S$passes, rounds = S$rounds,
               workers = length(S$slots), reread = sort(unique(S$reread)))
   class(fit) <- c("rff_glm", "rff_fit")
-  fit
+  keep_fit_fields(fit)
 }

@@ -220,5 +220,5 @@ glm_result <- function(g, r, measure, best = NULL) {
                                offset = if (is.null(g$offset)) NULL else g$offset[rows, , drop = FALSE],
                                w = prob$w[rows], W = prob$W))
   class(fit) <- c("rff_glm", "rff_fit")
-  fit
+  keep_fit_fields(fit)
 }

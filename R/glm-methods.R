@@ -55,6 +55,7 @@ predict.rff_glm <- function(object, newdata, type = c("link", "response", "class
                             lambda = NULL, na.action = stats::na.pass, newoffset = NULL,
                             chunk_size = NULL, threads = NULL, ...) {
   check_predict_call(sys.call(), "rff_glm", names(formals(sys.function())))
+  check_fit(object)
   type <- check_glm_type(type, object$family)
   idx <- lambda_index(object, lambda, refit_hint = TRUE)
   if (missing(newdata) || is.null(newdata)) {

@@ -19,8 +19,9 @@ fit_formula <- function(fit_default, call, ..., .response = "numeric") {
   fit$call <- call
   cv <- inherits(fit, "rff_cv")
   if (cv) fit$fit$call <- call
+  # (NULL fields kept: check_fit() requires them)
   for (f in names(frame$model)) {
-    if (cv) fit$fit[[f]] <- frame$model[[f]] else fit[[f]] <- frame$model[[f]]
+    if (cv) fit$fit[f] <- list(frame$model[[f]]) else fit[f] <- list(frame$model[[f]])
   }
   fit
 }

@@ -81,62 +81,6 @@ coef_at <- function(object, lambda) {
   list(beta = B, intercept = a0, lambda = lambda, df = df, rss = rss, index = idx)
 }
 
-# A fit's map, path and standardization, checked before they are used on
-# new data: a fit read from a file may have been altered.
-check_fit <- function(object, arg = "object") {
-  damaged <- function(what) rff_abort(arg, sprintf("`%s` is damaged: %s", arg, what))
-  tryCatch(check_map(object$map, "map"), rff_error = function(e) {
-    damaged(sprintf("its map: %s", conditionMessage(e)))
-  })
-  D <- object$map$D
-  L <- length(object$lambda)
-  if (!is_number(object$lambda) || L == 0L || any(!is.finite(object$lambda)) ||
-      any(object$lambda < 0)) {
-    damaged("`lambda` must be non-negative finite numbers")
-  }
-  B <- object$coefficients
-  if (!is.double(B) || !length(dim(B)) %in% 2:3 || dim(B)[1L] != D ||
-      dim(B)[length(dim(B))] != L || any(!is.finite(B))) {
-    damaged(sprintf("`coefficients` must be finite, with %d rows and %d lambda values", D, L))
-  }
-  a0 <- object$intercept
-  if (!is_number(a0) || length(a0) != length(B) / D || any(!is.finite(a0))) {
-    damaged(sprintf("`intercept` must be %d finite numbers", length(B) / D))
-  }
-  if (!is_number(object$best) || length(object$best) != 1L || !isTRUE(object$best %in% seq_len(L))) {
-    damaged(sprintf("`best` must be an index of the %d lambda values", L))
-  }
-  std <- object$standardize
-  if (!is.null(std)) {
-    d <- object$map$d
-    if (!is.list(std) || !is_number(std$center) || !is_number(std$scale) ||
-        length(std$center) != d || length(std$scale) != d ||
-        any(!is.finite(std$center)) || any(!is.finite(std$scale)) || any(std$scale <= 0)) {
-      damaged(sprintf("`standardize` must hold %d finite centers and positive scales", d))
-    }
-  }
-  sys <- object$normal
-  if (!is.null(sys$A) && (!is.double(sys$A) || !identical(dim(sys$A), c(D, D)) ||
-                          any(!is.finite(sys$A)) || !is.double(sys$b) ||
-                          NROW(sys$b) != D || any(!is.finite(sys$b)))) {
-    damaged(sprintf("`normal` must hold a finite %d x %d matrix `A` and %d rows `b`", D, D, D))
-  }
-  if (!is.null(sys) && scored_system(sys)) {
-    damaged("`normal` must hold the matrix `A` or its thin eigenproblem `thin`")
-  }
-  th <- sys$thin
-  finite_matrix <- function(a) is.double(a) && is.matrix(a) && all(is.finite(a))
-  if (!is.null(th) && (!is.list(th) || !finite_matrix(th$left) || !finite_matrix(th$features) ||
-                       ncol(th$features) != D || nrow(th$features) != nrow(th$left) ||
-                       !is.double(th$values) || length(th$values) != ncol(th$left) ||
-                       any(!is.finite(th$values)) || any(th$values <= 0) ||
-                       !is.double(sys$b) || NROW(sys$b) != D || any(!is.finite(sys$b)))) {
-    damaged(sprintf(paste0("`normal$thin` must hold finite `features` (n x %d), their left ",
-                           "vectors `left` and positive `values`"), D))
-  }
-  invisible(object)
-}
-
 # What the fit divided the weights by (1 without weights, and for fits
 # saved before weights were rescaled).
 fit_weight_scale <- function(object) {
@@ -191,7 +135,7 @@ add_fitted <- function(fit, x, y, chunk_size, threads, offset = NULL) {
   }
   fit$fitted.values <- f
   fit$residuals <- r
-  fit$xnames <- colnames(x)
+  fit["xnames"] <- list(colnames(x))
   fit
 }
 

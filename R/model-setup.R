@@ -220,7 +220,7 @@ model_map <- function(x, map, args, caller) {
 # the standardization, whether there was an offset, the weights' total,
 # and the lengthscale search of "auto".
 add_model_info <- function(fit, m, search) {
-  fit$standardize <- m$std
+  fit["standardize"] <- list(m$std)
   fit$has_offset <- !is.null(m$offset)
   fit$weighted <- !is.null(m$weights)
   # the fit's RSS and normal equations are those of the weights divided by

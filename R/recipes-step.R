@@ -125,6 +125,11 @@ bake.step_rff <- function(object, new_data, ...) {
   cols <- unname(object$columns)
   recipes::check_new_data(cols, object, new_data)
   if (!length(cols)) return(new_data)
+  # a prepped step keeps the map it drew: without it bake() would draw
+  # another (a saved recipe altered, or a step built by hand)
+  tryCatch(check_map(object$map, "map"), rff_error = function(e) {
+    rff_abort("object", sprintf("the prepped `step_rff` is damaged: its map: %s", conditionMessage(e)))
+  })
   Z <- rff_features(check_x(as.matrix(new_data[cols]), "new_data", empty_ok = TRUE),
                     map = object$map)
   Z <- unclass(Z)

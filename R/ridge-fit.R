@@ -98,7 +98,7 @@ ridge_path_fit <- function(sys, stats, path, loo = NULL, eig = NULL, partial = F
     fit$loo_row_errors <- row_err[, best]
   }
   class(fit) <- c("rff_ridge", "rff_fit")
-  fit
+  keep_fit_fields(fit)
 }
 
 # The path `p` of solve_path() followed by the values of `p2` (solved on
