@@ -70,13 +70,13 @@ glm_remote_folds <- function(S, info) {
        })
 }
 
-# The preconditioner's rows: the sample rff_glm() draws from all rows (the
-# same draw, so the same rows), fetched from the chunks that hold them, as
+# The preconditioner's rows: the sample rff_glm() takes from all rows (the
+# same evenly spaced rows), fetched from the chunks that hold them, as
 # a problem of its own (for glm_precond() and the degrees of freedom).
 glm_apply_sample <- function(S, info, map, chunk_size, threads, cache_mb, intercept) {
   n <- sum(info$n)
   m <- precond_rows(n, map$D)
-  rows <- if (m < n) sort(sample.int(n, m)) else seq_len(n)
+  rows <- precond_sample(n, m)
   first <- cumsum(c(0, info$n))
   ci <- findInterval(rows, first[seq_along(info$n)] + 1)
   per <- split(rows - first[ci], ci)

@@ -20,8 +20,8 @@
 #' `threads`) is the same to the last bit. It equals [rff_glm()] on the
 #' concatenated rows (same `map`, `lambda`, weights and offset,
 #' `standardize = FALSE`) to the solver's tolerance: the objective, the
-#' start, the preconditioner (estimated on the same random rows: with the
-#' same seed, `rff_glm()` and `rff_glm_apply()` draw the same sample) and
+#' start, the preconditioner (estimated on the same evenly spaced rows,
+#' without random numbers) and
 #' the L-BFGS iterations are the same (a cross-validated path solved to 10
 #' times `epsilon`, `lambda_best` then to `epsilon`, as in [rff_glm()]);
 #' only the order of the sums differs, by rounding.

@@ -8,6 +8,13 @@
 # freedom) are estimated on.
 precond_rows <- function(n, D) min(n, max(2000L, D))
 
+# The indices of that sample: m of the n rows, evenly spaced (no random
+# numbers: a fit with its map and lambda given is the same whatever the
+# state of the RNG, and rff_glm_apply() takes the same rows of its chunks).
+precond_sample <- function(n, m) {
+  if (m >= n) seq_len(n) else unique(round(seq(1, n, length.out = m)))
+}
+
 # Whether keeping a map's features in memory for the passes of a GLM fit
 # beats computing them again on every pass. A cached row costs reading D
 # doubles back; featurizing it again costs, for each of the m frequencies,
@@ -164,7 +171,7 @@ glm_null_deviance <- function(prob) {
 glm_precond <- function(prob, theta0, nlambda = 2L, rows = NULL) {
   n <- prob$n
   m <- precond_rows(n, prob$D)
-  if (is.null(rows)) rows <- if (m < n) sort(sample.int(n, m)) else seq_len(n)
+  if (is.null(rows)) rows <- precond_sample(n, m)
   w <- prob$w[rows]
   off <- if (is.null(prob$offset)) 0 else prob$offset[rows, , drop = FALSE]
   eta <- rep(theta0[1L, ], each = length(rows)) + off

@@ -49,6 +49,11 @@
 #' from the previous one (from the third value on, from the line through the
 #' two fits before it, in log lambda, when the objective is lower there: on
 #' mlbench::Vehicle the path's passes over the rows fell from 361 to 190).
+#' The preconditioner is estimated on max(2000, D) evenly spaced rows (all
+#' rows when there are fewer), not on random ones: with `map` and `lambda`
+#' given, a fit draws no random numbers and is the same whatever the state
+#' of R's random number generator.
+#'
 #' When the features are cached and there are fewer rows than features,
 #' the fit is solved in the span of the rows, with the same objective:
 #' every gradient Z'r / W + lambda B lies in that span, so every iterate
