@@ -153,7 +153,8 @@ rff_glm_apply <- function(chunks, read, map, family = c("binomial", "multinomial
                           control = list(), retries = 0,
                           cache_mb = getOption("rff.cache_mb", 1024),
                           memory_mb = getOption("rff.worker_mb", 4096),
-                          chunk_size = NULL, threads = NULL, progress = FALSE, ...) {
+                          chunk_size = NULL, threads = NULL, progress = FALSE,
+                          timeout = getOption("rff.timeout", Inf), ...) {
   cl <- fit_call(match.call(), "rff_glm_apply")
   check_required(c("chunks", "read", "map"))
   chunks <- check_chunks(chunks)
@@ -162,7 +163,8 @@ rff_glm_apply <- function(chunks, read, map, family = c("binomial", "multinomial
   family <- check_string(if (identical(family, c("binomial", "multinomial", "poisson")))
     "binomial" else family, "family", c("binomial", "multinomial", "poisson"))
   path <- check_path(lambda, nlambda, lambda_min_ratio, missing(lambda_min_ratio))
-  engine <- check_engine(cluster)
+  timeout <- check_timeout(timeout)
+  engine <- check_engine(cluster, timeout)
   weights <- check_apply_weights(weights, length(chunks))
   levels <- check_glm_levels(levels, family)
   intercept <- check_flag(intercept, "intercept")
