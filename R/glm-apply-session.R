@@ -199,7 +199,7 @@ glm_session_close <- function(S) {
   } else if (S$engine$kind == "cluster" && S$engine$socket && length(S$live)) {
     try(socket_pinned(S$engine$cluster, S$live, rep(list(msg), length(S$live)), glm_worker,
                       timeout = S$engine$timeout), silent = TRUE)
-  } else if (S$engine$kind == "cluster") {
+  } else if (S$engine$kind == "cluster" && !S$engine$socket) {
     try(parallel::clusterCall(S$engine$cluster, glm_worker, msg), silent = TRUE)
   }
   invisible()

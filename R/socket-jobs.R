@@ -85,10 +85,10 @@ socket_receive <- function(node, tag) {
 }
 
 # The nodes among `nodes` with a reply ready, waiting at most `wait`
-# seconds (Inf: until one has).
+# seconds (Inf: until one has; socketSelect() takes a timeout of 0 as none).
 socket_ready <- function(cl, nodes, wait) {
   socketSelect(lapply(nodes, function(i) cl[[i]]$con),
-               timeout = if (is.finite(wait)) max(wait, 0) else NULL)
+               timeout = if (is.finite(wait)) max(wait, 1e-3) else NULL)
 }
 
 # After an interrupt or an error: reads (and discards) the reply each node

@@ -38,6 +38,7 @@ all_x <- do.call(rbind, lapply(files, function(f) readRDS(f)$x))
 all_y <- unlist(lapply(files, function(f) as.character(readRDS(f)$y)))
 lambda <- 10^-(2:5)
 
+set.seed(2)
 t_in <- system.time(ref <- rff_glm(all_x, factor(all_y), map = m, lambda = lambda,
                                    foldid = rep(1:4, each = 2000), standardize = FALSE,
                                    threads = 1))[["elapsed"]]
@@ -46,6 +47,7 @@ for (nd in c("none", "master", "both")) {
   cl <- make_cluster(nd)
   v <- runif(602)
   t_call <- system.time(for (i in seq_len(reps)) parallel::clusterCall(cl, function(v) v, v))[["elapsed"]]
+  set.seed(2)
   t_fit <- system.time(fit <- rff_glm_apply(files, readRDS, m, lambda = lambda, cluster = cl))[["elapsed"]]
   parallel::stopCluster(cl)
   rows[[nd]] <- data.frame(
