@@ -301,3 +301,14 @@ check_read <- function(read) {
   }
   invisible(read)
 }
+
+# `timeout` of rff_stats_apply() and rff_glm_apply(): seconds a worker of a
+# socket cluster may take over one job or round (Inf: no limit).
+check_timeout <- function(timeout) {
+  if (!is_number(timeout) || length(timeout) != 1L || is.na(timeout) || !(timeout > 0)) {
+    rff_abort("timeout", sprintf(
+      "`timeout` must be a positive number of seconds (Inf: no limit), got %s",
+      show_value(timeout)))
+  }
+  as.double(timeout)
+}

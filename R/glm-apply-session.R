@@ -63,9 +63,11 @@ glm_send <- function(S, op, args, want) {
   out <- switch(S$engine$kind,
     sequential = list(glm_worker(msgs[[1L]])),
     cluster = if (S$engine$socket) {
-      r <- socket_pinned(S$engine$cluster, slots, msgs, glm_worker)
+      r <- socket_pinned(S$engine$cluster, slots, msgs, glm_worker,
+                         timeout = S$engine$timeout)
       lapply(seq_along(slots), function(i) {
-        if (slots[i] %in% r$dead) list(dead = TRUE) else r$results[[i]]
+        if (slots[i] %in% r$stalled) list(dead = TRUE, stalled = TRUE) else
+          if (slots[i] %in% r$dead) list(dead = TRUE) else r$results[[i]]
       })
     } else {
       tryCatch(parallel::clusterApply(S$engine$cluster[slots], msgs, glm_worker),
@@ -137,8 +139,9 @@ glm_round <- function(S, op, args, only) {
 glm_slot_lost <- function(S, slot, mine, r, failed_before) {
   held <- which(S$assign == slot)
   what <- if (S$engine$kind == "cluster") {
-    sprintf("node %d of the cluster%s", slot,
-            if (is.na(S$pids[slot])) "" else sprintf(" (pid %d)", S$pids[slot]))
+    pid <- S$pids[slot]
+    if (is.na(pid) && S$engine$socket) pid <- socket_pid(S$engine$cluster[[slot]])
+    sprintf("node %d of the cluster%s", slot, if (is.na(pid)) "" else sprintf(" (pid %d)", pid))
   } else sprintf("the future of worker %d", slot)
   chunks_txt <- paste(vapply(held, function(i) chunk_label(S$chunks, i), ""), collapse = ", ")
   if (isTRUE(r$dead) && S$engine$kind == "cluster") {
@@ -146,8 +149,10 @@ glm_slot_lost <- function(S, slot, mine, r, failed_before) {
     S$sent <- setdiff(S$sent, slot)
     if (!length(S$live)) {
       glm_worker_abort(sprintf(paste0(
-        "%s died during the fit, holding %s; no worker of the cluster is alive to read ",
-        "them again"), what, chunks_txt), slot, held)
+        "%s %s, holding %s; no worker of the cluster is alive to read them again"), what,
+        if (isTRUE(r$stalled)) sprintf(
+          "did not answer within `timeout` (%g s) and is left as it is", S$engine$timeout) else
+          "died during the fit", chunks_txt), slot, held)
     }
     for (i in held) {
       load <- vapply(S$live, function(s) sum(S$assign == s), 0)
@@ -167,11 +172,7 @@ glm_slot_lost <- function(S, slot, mine, r, failed_before) {
   invisible()
 }
 
-glm_worker_abort <- function(msg, worker, chunks) {
-  stop(structure(
-    list(message = msg, call = error_call(), arg = "cluster", worker = worker, chunks = chunks),
-    class = c("rff_worker_error", "rff_error", "error", "condition")))
-}
+glm_worker_abort <- function(msg, worker, chunks) worker_abort(msg, worker, chunks)
 
 # An error naming the first failed chunk (fields `chunk`, `failed`, `errors`).
 glm_chunk_abort <- function(chunks, failed, attempts, errors) {
@@ -196,9 +197,9 @@ glm_session_close <- function(S) {
   if (S$engine$kind == "sequential") {
     glm_worker(msg)
   } else if (S$engine$kind == "cluster" && S$engine$socket && length(S$live)) {
-    try(socket_pinned(S$engine$cluster, S$live, rep(list(msg), length(S$live)), glm_worker),
-        silent = TRUE)
-  } else if (S$engine$kind == "cluster") {
+    try(socket_pinned(S$engine$cluster, S$live, rep(list(msg), length(S$live)), glm_worker,
+                      timeout = S$engine$timeout), silent = TRUE)
+  } else if (S$engine$kind == "cluster" && !S$engine$socket) {
     try(parallel::clusterCall(S$engine$cluster, glm_worker, msg), silent = TRUE)
   }
   invisible()

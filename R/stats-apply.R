@@ -67,6 +67,22 @@
 #' a cluster that breaks fails the chunks of that round (earlier rounds are
 #' kept).
 #'
+#' **Interrupts and frozen workers** (socket clusters). Every request to a
+#' worker carries a tag of its call, and a reply with another tag is
+#' discarded. A call interrupted (Ctrl-C) or stopped by an error reads and
+#' discards the replies its workers still owe, waiting up to
+#' `getOption("rff.drain_timeout", 30)` seconds, so the cluster is in step
+#' for [parallel::clusterCall()] and the next fit; a worker that does not
+#' answer by then has its connection closed, and the next call on the
+#' cluster stops with an `rff_error` saying the cluster is unusable (make a
+#' new one). A worker that holds a chunk more than `timeout` seconds (a
+#' stopped or swapping process) gets no more chunks and its chunk goes to a
+#' live worker (not counted as a failed attempt); when no worker is left,
+#' the call stops with an `rff_worker_error` naming the node and its
+#' process id (field `worker`). The frozen worker is left as it is: its late
+#' reply is discarded by the next rff call on the cluster, but stop it (or
+#' the cluster) before using the cluster with parallel's own functions.
+#'
 #' **Weights.** Row weights give the weighted statistics of [rff_stats()]
 #' (Z'WZ, Z'Wy, ..., and the total weight `wsum`), so that [rff_ridge()] on
 #' the result fits what
@@ -116,6 +132,11 @@
 #' @param chunk_size Rows per featurized block on the workers, as in
 #'   [rff_stats()].
 #' @param threads Threads per worker; see Details.
+#' @param timeout Seconds a worker of a socket cluster may take over one
+#'   chunk (for [rff_glm_apply()], one round) before its chunks go to a live
+#'   worker, or, with none left, the call stops with an `rff_worker_error`
+#'   naming the node and its pid (see Details). Default
+#'   `getOption("rff.timeout", Inf)`: no limit. Other engines ignore it.
 #' @param ... Further arguments of `read`.
 #' @return An `"rff_stats"` object, as from [rff_stats()] on all rows; with
 #'   `keep_chunks = TRUE` it also has `chunks`, the list of per-chunk
@@ -166,12 +187,14 @@
 rff_stats_apply <- function(chunks, read, map, cluster = NULL, weights = NULL,
                             retries = 0, progress = interactive(),
                             keep_chunks = FALSE, intercept = TRUE,
-                            chunk_size = NULL, threads = NULL, ...) {
+                            chunk_size = NULL, threads = NULL,
+                            timeout = getOption("rff.timeout", Inf), ...) {
   check_required(c("chunks", "read", "map"))
   chunks <- check_chunks(chunks)
   check_read(read)
   check_map(map)
-  engine <- check_engine(cluster)
+  timeout <- check_timeout(timeout)
+  engine <- check_engine(cluster, timeout)
   weights <- check_apply_weights(weights, length(chunks))
   retries <- check_count(retries, "retries", lo = 0, hi = 1000)
   progress <- check_flag(progress, "progress")
@@ -264,15 +287,17 @@ check_chunks <- function(chunks) {
 }
 
 # Where the chunks run: this process, a parallel cluster, or future's plan.
-check_engine <- function(cluster) {
+check_engine <- function(cluster, timeout = Inf) {
   if (is.null(cluster)) return(list(kind = "sequential", workers = 1L))
   if (inherits(cluster, "cluster")) {
     if (length(cluster) == 0L) rff_abort("cluster", "`cluster` has no workers")
+    socket <- is_socket_cluster(cluster)
+    if (socket) check_socket_nodes(cluster)
     # the workers still alive, for the rounds after one dies (socket clusters)
     state <- new.env(parent = emptyenv())
     state$live <- seq_along(cluster)
     return(list(kind = "cluster", cluster = cluster, workers = length(cluster),
-                socket = is_socket_cluster(cluster), state = state))
+                socket = socket, state = state, timeout = timeout))
   }
   if (identical(cluster, "future")) {
     if (!has_package("future")) {
@@ -329,7 +354,8 @@ check_apply_weights <- function(weights, k) {
 run_chunks <- function(engine, jobs, args) {
   if (engine$kind == "cluster" && engine$socket) {
     # one job at a time per worker: a worker that dies loses only its own
-    r <- socket_jobs(engine$cluster, engine$state$live, jobs, chunk_stats, args)
+    r <- socket_jobs(engine$cluster, engine$state$live, jobs, chunk_stats, args,
+                     timeout = engine$timeout)
     engine$state$live <- r$live
     return(lapply(r$results, checked_result))
   }
