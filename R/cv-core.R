@@ -263,9 +263,16 @@ new_cv <- function(lambda, candidates, cvm, cvsd, sel, fit, call, ..., class = "
 }
 
 # Fold of each row: given, or drawn at random with sizes differing by at most one.
-check_foldid <- function(foldid, folds, n) {
+# `folds_given`: whether the user gave `folds` (else too few rows are the
+# data's fault, named as such).
+check_foldid <- function(foldid, folds, n, folds_given = TRUE) {
   if (is.null(foldid)) {
     k <- check_count(folds, "folds", lo = 2)
+    if (n < k && !folds_given) {
+      rff_abort("x", sprintf(paste0(
+        "the data have %d rows, fewer than the %d folds of the cross-validation that ",
+        "chooses lambda: give more rows, fewer `folds`, or one `lambda`"), n, k))
+    }
     if (n < k) {
       rff_abort("folds", sprintf("`folds` = %d needs at least as many rows, but `x` has %d",
                                  k, n))

@@ -89,7 +89,7 @@ rff_features <- function(x, D = 500, kernel = "gaussian", lengthscale = 1,
     check_map(map)
     check_x_matches_map(x, map)
   }
-  check_alloc(nrow(x), map$D)
+  check_alloc(nrow(x), map$D, what = "the features")
   Z <- .Call(C_rff_features, x, map, threads)
   if (!is.null(rownames(x))) rownames(Z) <- rownames(x)
   attr(Z, "rff_map") <- map

@@ -153,8 +153,9 @@ glm_chunk_of_read <- function(data, job, s) {
   y <- data$y
   if (is.matrix(y) && ncol(y) == 1L) y <- y[, 1L]
   if (!is.atomic(y) || is.matrix(y) || length(y) != n) {
-    rff_abort("read", sprintf("`read(chunk)$y` must be a vector with one value per row (%d), got %s",
-                              n, show_value(y)))
+    rff_abort("read", sprintf("`read(chunk)$y` must be a vector with one value per row (%d), got %s%s",
+                              n, show_value(y), if (is.atomic(y) && !is.matrix(y))
+                                sprintf(" of length %d", length(y)) else ""))
   }
   if (anyNA(y)) {
     rff_abort("read", sprintf("`read(chunk)$y` has %d missing values", sum(is.na(y))))
@@ -163,6 +164,10 @@ glm_chunk_of_read <- function(data, job, s) {
   if (s$family == "poisson") {
     if (!is_number(y) || !all(is.finite(y)) || any(y < 0) || any(y != round(y))) {
       rff_abort("read", "`read(chunk)$y` must be non-negative integer counts (family \"poisson\")")
+    }
+    if (length(y) && max(y) > poisson_max_count) {
+      rff_abort("read", sprintf("`read(chunk)$y` has a count of %s: family \"poisson\" takes counts up to %s",
+                                format(max(y), digits = 3), format(poisson_max_count)))
     }
     e$y <- as.double(y)
   } else {

@@ -60,6 +60,14 @@ glm_response <- function(y, family, n) {
     rff_abort("y", "family \"poisson\" needs non-negative integer counts in `y`")
   }
   if (!any(y > 0)) rff_abort("y", "`y` has no positive count: the Poisson fit has no maximum")
+  # exp(eta) of such counts overflows a double's range in the solver's
+  # steps (a count of 1e300 ran 500 iterations to a convergence warning)
+  if (max(y) > poisson_max_count) {
+    rff_abort("y", sprintf(paste0(
+      "`y` has a count of %s: family \"poisson\" takes counts up to %s (their logarithm ",
+      "is the linear predictor; rescale them, or model log(y) with rff_ridge())"),
+      format(max(y), digits = 3), format(poisson_max_count)))
+  }
   list(y = as.double(y), K = 1L, levels = NULL, family = "poisson")
 }
 
@@ -95,6 +103,9 @@ glm_row_deviance <- function(family, y, eta) {
 }
 
 # The Poisson loss mu - y log(mu) at the saturated model mu = y.
+# The largest count a Poisson fit takes.
+poisson_max_count <- 1e150
+
 poisson_saturated <- function(y) ifelse(y > 0, y - y * log(y), 0)
 
 # sum w_i l_i at the saturated model (0 for 0/1 and class responses).

@@ -271,7 +271,7 @@ rff_glm.default <- function(x, y, family = c("binomial", "multinomial", "poisson
   cv <- is.null(g$path$lambda) || L_given > 1L
   holdout_given <- !is.null(holdout)
   if (is.null(holdout)) holdout <- is.null(foldid) && nrow(g$x) > glm_holdout_rows
-  foldid <- if (cv) check_foldid(foldid, folds, nrow(g$x)) else NULL
+  foldid <- if (cv) check_foldid(foldid, folds, nrow(g$x), !missing(folds)) else NULL
   if (cv && holdout) holdout <- glm_holdout_usable(g, foldid, holdout_given)
   st <- progress_stage("fit")
   r <- glm_fit_candidate(g, g$map, foldid, "deviance", stop_early = TRUE,

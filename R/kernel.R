@@ -62,7 +62,7 @@ rff_kernel <- function(x, y = NULL, kernel = "gaussian", lengthscale = 1,
     rff_abort("y", sprintf("`y` has %d columns but `x` has %d", ncol(y), ncol(x)))
   }
   lengthscale <- check_lengthscale(lengthscale, ncol(x))
-  check_alloc(nrow(x), nrow(y), arg = if (y_given) "y" else "x")
+  check_alloc(nrow(x), nrow(y), arg = if (y_given) "y" else "x", what = "the kernel matrix")
   spec <- list(kernel = kernel, lengthscale = lengthscale, nu = nu, order = order,
                degree = degree, offset = offset)
   K <- check_kernel_values(exact_kernel(x, y, spec), spec)

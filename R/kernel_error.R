@@ -141,15 +141,15 @@ rff_kernel_error <- function(x, y = NULL, map = NULL, D = 500,
   }
   n <- nrow(x)
   m <- if (symmetric) n else nrow(y)
-  for (s in specs) check_alloc(max(n, m), s$D)
+  for (s in specs) check_alloc(max(n, m), s$D, what = "the features")
   # the exact kernel and one replicate's estimate (and, for the spectral
   # norm, the eigensolver's copy), n x m each
   check_alloc(n, m, arg = if (symmetric) "x" else "y",
-              copies = 2 + (symmetric && n <= spectral_max_n()))
+              copies = 2 + (symmetric && n <= spectral_max_n()), what = "the kernel matrix")
   total <- as.double(reps) * length(specs)
   # the result: one row of 8 columns per replicate
-  check_alloc(total, 8, arg = "reps")
-  if (keep) check_alloc(as.double(n) * m, total, arg = "keep")
+  check_alloc(total, 8, arg = "reps", what = "the table of errors")
+  if (keep) check_alloc(as.double(n) * m, total, arg = "keep", what = "the kept approximations")
   # every spec has the same kernel parameters: the exact kernel is computed once
   K <- check_kernel_values(exact_kernel(x, if (symmetric) x else y, specs[[1L]]), specs[[1L]])
   dimnames(K) <- list(rownames(x), if (symmetric) rownames(x) else rownames(y))

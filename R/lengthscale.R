@@ -42,7 +42,7 @@ median_lengthscale <- function(x, max_rows = 2000L) {
   }
   k <- min(n, max_rows)
   # dist() holds k (k - 1) / 2 distances, and median() a copy of them
-  check_alloc(k * (k - 1) / 2, 1, arg = "max_rows", copies = 2)
+  check_alloc(k * (k - 1) / 2, 1, arg = "max_rows", copies = 2, what = "the pairwise distances")
   if (n > max_rows) x <- x[sort(sample.int(n, max_rows)), , drop = FALSE]
   d <- stats::dist(x)
   # a plain vector (its attributes dropped in place): median() then sorts

@@ -115,7 +115,7 @@ rff_map <- function(d, D = 500, kernel = "gaussian", lengthscale = 1, nu = 1.5,
                    nu = nu, order = order, degree = degree, offset = offset,
                    variant = variant, sampler = sampler)
   # the d x D frequencies (at most) of a Fourier map
-  if (!is_polynomial(spec$kernel)) check_alloc(spec$d, spec$D, arg = "D")
+  if (!is_polynomial(spec$kernel)) check_alloc(spec$d, spec$D, arg = "D", what = "the frequencies")
   draw_map(spec)
 }
 

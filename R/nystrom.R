@@ -148,7 +148,7 @@ landmark_map <- function(d, D, D_given, kernel, lengthscale, nu, order, degree, 
   spec <- map_spec(d, D = nrow(landmarks), kernel = kernel, lengthscale = lengthscale,
                    nu = nu, order = order, degree = degree, offset = offset,
                    variant = variant, sampler = "nystrom")
-  check_alloc(spec$D, spec$D, arg = "landmarks")
+  check_alloc(spec$D, spec$D, arg = "landmarks", what = "the landmarks' Gram matrix")
   nystrom_map(spec, landmarks)
 }
 

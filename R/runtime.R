@@ -143,18 +143,20 @@ memory_limit_gb <- function() min(physical_memory_gb(), available_memory_gb())
 
 # An n x D result (`copies` of it held at once) must be allocatable: stop
 # before asking for it. The limit is options(rff.max_gb), by default
-# memory_limit_gb().
-check_alloc <- function(n, D, arg = "D", copies = 1) {
+# memory_limit_gb(). `what`: the object, as the user knows it ("the
+# features"), named in the refusal.
+check_alloc <- function(n, D, arg = "D", copies = 1, what = "the result") {
   cells <- as.double(n) * D
   if (cells > 2^52) {
-    rff_abort(arg, sprintf("`%s` is too large: a %s x %s result cannot be allocated", arg, n, D))
+    rff_abort(arg, sprintf("`%s` is too large: %s (%s x %s) cannot be allocated", arg, what,
+                           format(n), format(D)))
   }
   gb <- cells * copies * 8 / 2^30
   limit <- getOption("rff.max_gb", memory_limit_gb())
   if (gb > limit) {
     rff_abort(arg, sprintf(
-      "`%s` is too large: the %s x %s result%s needs %s GB, more than the %s GB allowed (options(rff.max_gb); by default the memory available)",
-      arg, format(n), format(D), if (copies == 1) "" else sprintf(" (%s copies)", format(copies)),
+      "`%s` is too large: %s (%s x %s%s) would need %s GB, more than the %s GB allowed (options(rff.max_gb); by default the memory available)",
+      arg, what, format(n), format(D), if (copies == 1) "" else sprintf(", %s copies", format(copies)),
       format(gb, digits = 3), format(limit, digits = 3)))
   }
   invisible(TRUE)
@@ -168,7 +170,8 @@ fits_in_memory <- function(n, D) {
 # The D x D statistics (and the solves' copies of them) must fit in memory:
 # refuse before drawing features. `copies` counts the D x D matrices held.
 check_stats_memory <- function(D, copies, map_given) {
-  check_alloc(D, as.double(D) * copies, arg = if (map_given) "map" else "D")
+  check_alloc(D, D, arg = if (map_given) "map" else "D", copies = copies,
+              what = "the cross-products Z'Z and the solver's copies of them")
 }
 
 check_chunk_size <- function(chunk_size, D) {

@@ -204,7 +204,8 @@ rff_stats_apply <- function(chunks, read, map, cluster = NULL, weights = NULL,
   threads <- if (is.null(threads) && engine$kind != "sequential") 1L else
     check_threads(threads)
   if (keep_chunks) {
-    check_alloc(map$D, as.double(map$D) * (length(chunks) + 2), arg = "keep_chunks")
+    check_alloc(map$D, as.double(map$D) * (length(chunks) + 2), arg = "keep_chunks",
+                what = "the statistics of every chunk")
   } else {
     check_stats_memory(map$D, 2 * engine$workers + 2, TRUE)
   }
