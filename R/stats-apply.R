@@ -203,13 +203,8 @@ rff_stats_apply <- function(chunks, read, map, cluster = NULL, weights = NULL,
   chunk_size <- check_chunk_size(chunk_size, map$D)
   threads <- if (is.null(threads) && engine$kind != "sequential") 1L else
     check_threads(threads)
-  if (keep_chunks) {
-    check_alloc(map$D, as.double(map$D) * (length(chunks) + 2), arg = "keep_chunks",
-                what = "the statistics of every chunk")
-  } else {
-    check_stats_memory(map$D, 2 * engine$workers + 2, TRUE)
-  }
-
+  if (keep_chunks) check_alloc(map$D, map$D, "keep_chunks", length(chunks) + 2, "the chunks' Z'Z")
+  if (!keep_chunks) check_stats_memory(map$D, 2 * engine$workers + 2, TRUE)
   args <- list(read = read, read_args = list(...), weights = if (is.function(weights)) weights,
                map = map, intercept = intercept, chunk_size = chunk_size, threads = threads)
   n_chunks <- length(chunks)

@@ -166,16 +166,16 @@ test_that("memory pre-checks count copies and name the argument and the size", {
   # 1e5 x 4e4 frequencies at most: 29.8 GB
   e <- tryCatch(rff_map(1e5, D = 4e4), rff_error = function(e) e)
   expect_identical(e$arg, "D")
-  expect_match(conditionMessage(e), "needs 29.8 GB, more than the 10 GB allowed", fixed = TRUE)
+  expect_match(conditionMessage(e), "would need 29.8 GB, more than the 10 GB allowed", fixed = TRUE)
   # dist() of 1e5 rows and median()'s copy: 2 x 37.3 GB
   e <- tryCatch(rff_median_lengthscale(matrix(0, 1e5, 2), max_rows = 1e5),
                 rff_error = function(e) e)
   expect_identical(e$arg, "max_rows")
-  expect_match(conditionMessage(e), "(2 copies) needs 74.5 GB", fixed = TRUE)
+  expect_match(conditionMessage(e), ", 2 copies) would need 74.5 GB", fixed = TRUE)
   # the exact kernel and one estimate of 3e4 rows: 2 x 6.7 GB
   e <- tryCatch(rff_kernel_error(matrix(0, 3e4, 1), D = 4), rff_error = function(e) e)
   expect_identical(e$arg, "x")
-  expect_match(conditionMessage(e), "(2 copies) needs 13.4 GB", fixed = TRUE)
+  expect_match(conditionMessage(e), ", 2 copies) would need 13.4 GB", fixed = TRUE)
   options(rff.max_gb = 0.4)  # 2 x 0.22 GB
   expect_rff_error(rff_kernel_error(matrix(0, 3e3, 1), matrix(0, 1e4, 1), D = 4), "y")
   # a GLM's feature cache larger than memory is skipped: the features are

@@ -13,11 +13,18 @@ y <- sin(2 * x[, 1]) + x[, 2] + rnorm(n, sd = 0.1)
 yb <- factor(x[, 1] * x[, 2] + rnorm(n, sd = 0.3) > 0, c(FALSE, TRUE))
 m <- rff_map(2, D = 30, lengthscale = 1)
 slow <- tempfile()
-# a reader that sleeps while the file `slow` exists (seen by the workers)
-rd <- function(i, x, y, slow, nap) {
+# a reader that sleeps while the file `slow` exists (seen by the workers);
+# the first reader to remove the file `flag` interrupts the process
+# `master`: the interrupt lands while the fit waits on its workers, however
+# slow the machine
+rd <- function(i, x, y, slow, nap, flag = "", master = 0L) {
+  if (nzchar(flag) && file.exists(flag) && suppressWarnings(file.remove(flag))) {
+    system(sprintf("kill -INT %d", master))
+  }
   if (file.exists(slow)) Sys.sleep(nap)
   list(x = x[i, , drop = FALSE], y = y[i])
 }
+flag <- tempfile()
 cl <- parallel::makeCluster(2)
 parallel::clusterCall(cl, function(p) invisible(.libPaths(p)), .libPaths())
 pids <- as.integer(unlist(parallel::clusterCall(cl, Sys.getpid)))
@@ -35,10 +42,6 @@ same_stats <- function(s) {
 same_glm <- function(f) {
   isTRUE(all.equal(f$coefficients, ref_glm$coefficients, tolerance = 1e-6)) &&
     isTRUE(all.equal(f$intercept, ref_glm$intercept, tolerance = 1e-6))
-}
-# SIGINT to this process from outside, after `after` seconds
-interrupt_later <- function(after) {
-  system(sprintf("sleep %g; kill -INT %d", after, Sys.getpid()), wait = FALSE)
 }
 '
 
@@ -68,9 +71,9 @@ test_that("rff_stats_apply() interrupted by SIGINT mid-fit leaves the cluster in
   out <- run_cluster_child('
 ch <- split(seq_len(n), rep(1:80, each = 5))
 file.create(slow)
-interrupt_later(0.5)
+file.create(flag)
 r <- tryCatch(rff_stats_apply(ch, rd, m, cluster = cl, progress = FALSE, x = x, y = y,
-                              slow = slow, nap = 0.1),
+                              slow = slow, nap = 0.1, flag = flag, master = Sys.getpid()),
               interrupt = function(e) "interrupted")
 unlink(slow)
 cat("INTERRUPTED", identical(r, "interrupted"), "\n")
@@ -89,9 +92,9 @@ test_that("rff_glm_apply() interrupted by SIGINT mid-fit leaves the cluster in s
   out <- run_cluster_child('
 ch <- split(seq_len(n), rep(1:4, each = 100))
 file.create(slow)
-interrupt_later(0.5)
+file.create(flag)
 r <- tryCatch(rff_glm_apply(ch, rd, m, lambda = 1e-2, cluster = cl, x = x, y = yb,
-                            slow = slow, nap = 1.5),
+                            slow = slow, nap = 1.5, flag = flag, master = Sys.getpid()),
               interrupt = function(e) "interrupted")
 unlink(slow)
 cat("INTERRUPTED", identical(r, "interrupted"), "\n")
