@@ -55,7 +55,8 @@ glm_remote_problem <- function(S, info, map, intercept, chunk_size, threads) {
     a
   }
   list(pass = pass, start = start, wsum = wsum, family = fam, K = K, D = D, n = sum(info$n),
-       W = wsum(NULL), w = NULL, weights = NULL, offset = NULL, intercept = intercept,
+       W = wsum(NULL), saturated = function(w) add(info$start, used(w), "sat"), w = NULL,
+       weights = NULL, offset = NULL, intercept = intercept,
        map = map, basis = NULL, Z = NULL, cached = info$cached)
 }
 

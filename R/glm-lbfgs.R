@@ -105,15 +105,18 @@ lbfgs_in_c <- function(prob, P) {
 # Minimizes the objective at one lambda by L-BFGS with the preconditioner
 # as the initial inverse Hessian (scaled by the last curvature pair), from
 # inner coordinates `th`, with a backtracking (Armijo) line search. Stops
-# when the predicted decrease g'Pg / 2 is at most `epsilon` (|F| + 0.1)
-# (F - F* for a quadratic whose Hessian the preconditioner is) and the
-# last step changed F by no more than that; at most `maxit` iterations.
+# when the predicted decrease g'Pg / 2 is at most `epsilon` (|F - F0| + 0.1)
+# (F - F* for a quadratic whose Hessian the preconditioner is; F0 the
+# saturated model's loss, glm_floor(), so that |F - F0| is the deviance /
+# (2 W)) and the last step changed F by no more than that; at most `maxit`
+# iterations.
 # `mem` carries curvature pairs from the previous lambda, corrected for the
 # change of penalty. `cur`: the objective, gradient and eta at `th`, or
 # its eta alone (`cur$g` NULL; in C the start then costs half a pass, in R
 # a pass).
 lbfgs_lambda <- function(prob, th, lambda, P, w, W, control, mem = NULL, cur = NULL,
                          in_c = TRUE) {
+  control$floor <- glm_floor(prob, w, W)
   if (in_c && lbfgs_in_c(prob, P)) {
     return(lbfgs_span(prob, th, lambda, P, w, W, control, mem, cur))
   }
@@ -141,7 +144,7 @@ lbfgs_lambda <- function(prob, th, lambda, P, w, W, control, mem = NULL, cur = N
     g <- cur$g
     Pg <- precond_apply(P, g, lambda)
     dec <- sum(g * Pg) / 2
-    tol <- control$epsilon * (abs(cur$f) + 0.1)
+    tol <- control$epsilon * (abs(cur$f - control$floor) + 0.1)
     if (dec <= tol && abs(fold - cur$f) <= tol) {
       converged <- TRUE
       break

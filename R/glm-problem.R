@@ -50,7 +50,8 @@ feature_cache_min_work <- 20
 # the solver does too, and with an orthonormal basis V of it (row_basis())
 # the features become X = Z V (n x r, r <= n) and B = V theta, with the
 # same loss and penalty (|B| = |theta|). `basis` is V (NULL otherwise); the
-# passes are then products with X in R (glm_pass()).
+# passes are then products with X in R (glm_pass()). `sat`: each row's
+# loss at the saturated model (Poisson; glm_floor()).
 glm_problem <- function(x, y, family, K, offset, weights, map, chunk_size, threads,
                         cache_mb, intercept = TRUE, reduce = FALSE) {
   n <- nrow(x)
@@ -66,7 +67,7 @@ glm_problem <- function(x, y, family, K, offset, weights, map, chunk_size, threa
   }
   w <- if (is.null(weights)) rep(1, n) else weights
   list(x = x, Z = Z, y = y, family = family, K = K, offset = offset, weights = weights,
-       w = w, W = sum(w), map = map, n = n, D = if (is.null(basis)) map$D else ncol(Z),
+       w = w, W = sum(w), sat = if (family == "poisson") poisson_saturated(y), map = map, n = n, D = if (is.null(basis)) map$D else ncol(Z),
        chunk_size = chunk_size, threads = threads, intercept = intercept, cached = cached,
        basis = basis)
 }

@@ -78,7 +78,10 @@
 #'
 #' **Convergence.** At each lambda the iterations stop when the decrease
 #' predicted by the preconditioner, g'P g / 2, and the last change of the
-#' objective are both at most `epsilon` (|F| + 0.1) (`control`), or after
+#' objective are both at most `epsilon` (|F - F0| + 0.1) (`control`), F0
+#' the loss of the saturated model (0 for the binomial and multinomial
+#' families; for Poisson counts, sum w_i (y_i - y_i log y_i) / W, so that
+#' F - F0 is the fit's deviance / (2 W) plus the penalty), or after
 #' `maxit` iterations, with a warning of class `"rff_convergence"` naming
 #' the lambdas that did not converge. With the default `epsilon = 1e-6`
 #' the objective ends at most about a millionth of its value above its

@@ -237,6 +237,10 @@ SEXP rff_glm_lbfgs(SEXP X, SEXP y, SEXP family_, SEXP offset, SEXP weights, SEXP
     p.intercept = Rf_asLogical(intercept) == TRUE;
     p.threads = rff_threads(threads);
     double epsilon = Rf_asReal(rff_list_elt(control, "epsilon"));
+    /* the saturated model's loss (glm_floor()): the tolerance is relative
+       to the deviance, F minus it */
+    SEXP floor_ = rff_list_elt_opt(control, "floor");
+    double fsat = floor_ == R_NilValue ? 0 : Rf_asReal(floor_);
     int maxit = Rf_asInteger(rff_list_elt(control, "maxit"));
 
     int nprotect = 0;
@@ -317,7 +321,7 @@ SEXP rff_glm_lbfgs(SEXP X, SEXP y, SEXP family_, SEXP offset, SEXP weights, SEXP
     while (iter < maxit) {
         lb_precond(&p, g, Pg, work);
         double dec = dot(g, Pg, m) / 2;
-        double tol = epsilon * (fabs(f) + 0.1);
+        double tol = epsilon * (fabs(f - fsat) + 0.1);
         if (dec <= tol && fabs(fold - f) <= tol) { converged = 1; break; }
         if (dec <= 1e-3 * tol) { converged = 1; break; }
         /* two-loop recursion; P q = P g - sum alpha_i P y_i */
