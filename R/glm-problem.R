@@ -72,6 +72,20 @@ glm_problem <- function(x, y, family, K, offset, weights, map, chunk_size, threa
        basis = basis)
 }
 
+# The objective's floor at row weights `w` (NULL: the problem's): the loss
+# of the saturated model per unit weight, sum w_i l_i(saturated) / W, which
+# the objective F exceeds by the deviance / (2 W) of its fit (0 for 0/1 and
+# class responses). The solver's tolerance is relative to F minus it: F
+# itself carries the constant -y log y of the counts, which for counts of
+# 1e9 made a tolerance relative to |F| hundreds of times looser than the
+# deviance (lbfgs_lambda()).
+glm_floor <- function(prob, w, W) {
+  if (prob$family != "poisson") return(0)
+  s <- if (is.function(prob$saturated)) prob$saturated(w) else
+    sum((if (is.null(w)) prob$w else w) * prob$sat)
+  s / W
+}
+
 # Coefficients ((r + 1) x K x L, first row the intercepts) of a problem
 # solved in the span of its rows, as coefficients of the features.
 lift_coef <- function(coef, basis, threads = 1L) {

@@ -114,20 +114,6 @@ path_extrapolate <- function(s1, s2, l2, l1, l) {
   s1 + (s1 - s2) * (log(l / l1) / log(l1 / l2))
 }
 
-# The objective's floor at row weights `w` (NULL: the problem's): the loss
-# of the saturated model per unit weight, sum w_i l_i(saturated) / W, which
-# the objective F exceeds by the deviance / (2 W) of its fit (0 for 0/1 and
-# class responses). The solver's tolerance is relative to F minus it: F
-# itself carries the constant -y log y of the counts, which for counts of
-# 1e9 made a tolerance relative to |F| hundreds of times looser than the
-# deviance (lbfgs_lambda()).
-glm_floor <- function(prob, w, W) {
-  if (prob$family != "poisson") return(0)
-  s <- if (is.function(prob$saturated)) prob$saturated(w) else
-    sum((if (is.null(w)) prob$w else w) * prob$sat)
-  s / W
-}
-
 # The total weight of the rows a fit uses: the problem's, or a fold's
 # training weights `w` (from glm_row_folds(), or the problem's own folds).
 glm_wsum <- function(prob, w) {
