@@ -77,7 +77,7 @@ cv_lambda <- function(object, lambda) {
 #' `glmnet::predict.cv.glmnet()` defaults to its `"lambda.1se"`.
 #'
 #' @param object,x A result of [rff_cv()].
-#' @param newdata,type,se.fit,interval,level,na.action,newoffset,chunk_size,threads
+#' @param newdata,type,se.fit,interval,level,na.action,newoffset,new_levels,chunk_size,threads
 #'   As for [predict.rff_ridge()].
 #' @param lambda `"min"`, `"1se"` or numbers >= 0.
 #' @param y Unused.
@@ -98,6 +98,7 @@ cv_lambda <- function(object, lambda) {
 predict.rff_cv <- function(object, newdata, lambda = "min", type = c("response", "link"),
                            se.fit = FALSE, interval = c("none", "confidence", "prediction"),
                            level = 0.95, na.action = stats::na.pass, newoffset = NULL,
+                           new_levels = getOption("rff.new_levels", "none"),
                            chunk_size = NULL, threads = NULL, ...) {
   check_predict_call(sys.call(), "rff_cv", names(formals(sys.function())))
   lambda <- cv_lambda(object, lambda)
@@ -110,11 +111,13 @@ predict.rff_cv <- function(object, newdata, lambda = "min", type = c("response",
     if (identical(type, c("response", "link"))) type <- "link"
     return(predict.rff_glm(object$fit, newdata, type = type, lambda = lambda,
                            na.action = na.action, newoffset = newoffset,
-                           chunk_size = chunk_size, threads = threads))
+                           new_levels = new_levels, chunk_size = chunk_size,
+                           threads = threads))
   }
   stats::predict(object$fit, newdata, lambda = lambda, type = type, se.fit = se.fit,
                  interval = interval, level = level, na.action = na.action,
-                 newoffset = newoffset, chunk_size = chunk_size, threads = threads)
+                 newoffset = newoffset, new_levels = new_levels, chunk_size = chunk_size,
+                 threads = threads)
 }
 
 #' @rdname predict.rff_cv

@@ -30,6 +30,8 @@
 #'   [stats::na.omit] or [stats::na.exclude].
 #' @param newoffset The offset of the new rows, for a fit with an `offset`
 #'   argument (formula fits take it from `newdata`).
+#' @param new_levels As for [predict.rff_ridge()]: `"none"`, `"na"` or
+#'   `"error"`, for factor levels of `newdata` that no training row had.
 #' @param chunk_size,threads As for [rff_glm()].
 #' @param y Unused.
 #' @param digits Significant digits to print.
@@ -53,6 +55,7 @@
 #' @export
 predict.rff_glm <- function(object, newdata, type = c("link", "response", "class"),
                             lambda = NULL, na.action = stats::na.pass, newoffset = NULL,
+                            new_levels = getOption("rff.new_levels", "none"),
                             chunk_size = NULL, threads = NULL, ...) {
   check_predict_call(sys.call(), "rff_glm", names(formals(sys.function())))
   check_fit(object)
@@ -67,7 +70,8 @@ predict.rff_glm <- function(object, newdata, type = c("link", "response", "class
     rows <- rownames(object$linear.predictors)
     return(glm_shape(object, eta, type, rows, object$lambda[idx]))
   }
-  nd <- predict_newdata(object, newdata, newoffset, na.action, chunk_size, threads)
+  nd <- predict_newdata(object, newdata, newoffset, na.action, chunk_size, threads,
+                        new_levels = new_levels)
   eta <- predict_linear(object, nd, coef_array(object)[, , idx, drop = FALSE],
                         intercept_matrix(object)[, idx, drop = FALSE])
   glm_shape(object, eta, type, nd$rows, object$lambda[idx])

@@ -37,7 +37,7 @@ formula_frame <- function(call, env, response = "numeric") {
   mf <- call[c(1L, m)]
   mf$drop.unused.levels <- TRUE
   mf[[1L]] <- quote(stats::model.frame)
-  mf <- eval(mf, env)
+  mf <- read_frame(mf, env)
   mt <- attr(mf, "terms")
   y <- stats::model.response(mf)
   if (is.null(y)) rff_abort("formula", "`formula` must have a response")
@@ -45,6 +45,11 @@ formula_frame <- function(call, env, response = "numeric") {
     check_response_kind(y, "formula")
     y <- stats::model.response(mf, "numeric")
   }
+  typed <- coerce_frame(mf, mt)
+  mf <- typed$frame
+  kept <- drop_single_levels(mf, mt)
+  mf <- kept$frame
+  mt <- kept$terms
   ord <- ordered_scores(mf, mt)
   mf <- ord$frame
   x <- stats::model.matrix(mt, mf)
@@ -71,7 +76,8 @@ formula_frame <- function(call, env, response = "numeric") {
        weights = stats::model.weights(mf), offset = stats::model.offset(mf),
        model = list(terms = mt, xlevels = stats::.getXlevels(mt, mf),
                     contrasts = contrasts, na.action = attr(mf, "na.action"),
-                    offset_arg = call$offset, ordered = ord$levels))
+                    offset_arg = call$offset, ordered = ord$levels,
+                    coerced = typed$coerced))
 }
 
 # The ordered factors among the predictors of a model frame enter the
@@ -90,43 +96,23 @@ ordered_scores <- function(mf, mt) {
   opt <- getOption("contrasts")
   poly <- if ("ordered" %in% names(opt)) opt[["ordered"]] else if (length(opt) >= 2L) opt[[2L]]
   if (!identical(poly, "contr.poly")) return(list(frame = mf, levels = NULL))
-  idx <- seq_len(length(attr(mt, "variables")) - 1L)
-  idx <- setdiff(idx, c(attr(mt, "response"), attr(mt, "offset")))
-  ranked <- vapply(idx, function(j) {
-    is.ordered(mf[[j]]) && is.null(attr(mf[[j]], "contrasts"))
+  vars <- frame_predictors(mf, mt)
+  ranked <- vapply(vars, function(v) {
+    is.ordered(mf[[v]]) && is.null(attr(mf[[v]], "contrasts"))
   }, logical(1))
-  ord <- names(mf)[idx[ranked]]
+  ord <- vars[ranked]
   if (!length(ord)) return(list(frame = mf, levels = NULL))
   levels <- stats::setNames(lapply(ord, function(v) levels(mf[[v]])), ord)
   for (v in ord) mf[[v]] <- as.double(as.integer(mf[[v]]))
   list(frame = mf, levels = levels)
 }
 
-# The ordered factors of a fit in a model frame of new data: the rank of
-# each value among the training levels; a value that is not one of them is
-# an error, as a new level of a factor is for model.frame().
-newdata_scores <- function(mf, levels) {
-  for (v in names(levels)) {
-    col <- mf[[v]]
-    codes <- match(as.character(col), levels[[v]])
-    new <- unique(as.character(col)[!is.na(col) & is.na(codes)])
-    if (length(new)) {
-      lv <- levels[[v]]
-      shown <- c(paste0("\"", utils::head(lv, 8L), "\""), if (length(lv) > 8L) "...")
-      stop(sprintf("ordered factor `%s` has new level%s %s (the fit ranks the levels %s)", v,
-                   if (length(new) > 1L) "s" else "",
-                   paste0("\"", utils::head(new, 5L), "\"", collapse = ", "),
-                   paste(shown, collapse = " < ")), call. = FALSE)
-    }
-    mf[[v]] <- as.double(codes)
-  }
-  mf
-}
-
 # newdata as a double matrix with the training columns (missing values
 # allowed), and the offset of its rows: from the formula's offset() terms
 # and `offset` argument for a formula fit, from `newoffset` otherwise.
-newdata_matrix <- function(object, newdata, newoffset = NULL) {
+# Factor levels no training row had are handled by `new_levels`
+# (new_levels_signal()); with "na" their rows are NA in `x`.
+newdata_matrix <- function(object, newdata, newoffset = NULL, new_levels = "none") {
   offset <- NULL
   if (!is.null(object$terms)) {
     if (!is.data.frame(newdata) && !is.list(newdata)) {
@@ -138,20 +124,31 @@ newdata_matrix <- function(object, newdata, newoffset = NULL) {
       rff_abort("newoffset", "a fit made with a formula takes its offset from `newdata` (its offset() terms and `offset` argument); do not give `newoffset`")
     }
     tt <- stats::delete.response(object$terms)
+    mf <- tryCatch(stats::model.frame(tt, newdata, na.action = stats::na.pass),
+                   error = function(e) {
+      rff_abort("newdata", paste0("`newdata` does not fit the model: ", conditionMessage(e)))
+    })
+    offset <- stats::model.offset(mf)
+    mf <- coerce_newdata(mf, object$coerced)
+    lv <- newdata_levels(mf, object$xlevels, object$contrasts)
+    sc <- newdata_scores(lv$frame, object$ordered)
+    found <- c(lv$found, sc$found)
+    unseen <- lv$rows | sc$rows
+    if (length(found)) new_levels_signal(found, new_levels, sum(unseen))
     x <- tryCatch({
-      mf <- stats::model.frame(tt, newdata, na.action = stats::na.pass,
-                               xlev = object$xlevels)
-      offset <- stats::model.offset(mf)
-      mf <- newdata_scores(mf, object$ordered)
       if (!is.null(object$offset_arg)) {
         extra <- eval(object$offset_arg, newdata, environment(object$terms))
         offset <- if (is.null(offset)) extra else offset + extra
       }
-      stats::model.matrix(tt, mf, contrasts.arg = object$contrasts)
+      stats::model.matrix(tt, sc$frame, contrasts.arg = lv$contrasts)
     }, error = function(e) {
       rff_abort("newdata", paste0("`newdata` does not fit the model: ", conditionMessage(e)))
     })
-    x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
+    # (the indicator of the unseen level, where a term codes a factor by
+    # indicators of all its levels: none of the known levels is all zeros)
+    x <- x[, colnames(x) != "(Intercept)" & !grepl(unseen_level, colnames(x), fixed = TRUE),
+           drop = FALSE]
+    if (new_levels == "na") x[unseen, ] <- NA
     x <- check_x(x, "newdata", na_ok = TRUE, empty_ok = TRUE)
   } else {
     x <- check_x(newdata, "newdata", na_ok = TRUE, empty_ok = TRUE)

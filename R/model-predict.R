@@ -147,9 +147,11 @@ no_data_abort <- function() {
 # those without missing values in the kernel's units (`x`), their offset,
 # the names of the rows, and the checked chunk size and threads: what
 # predict() does with new data for every fit on features.
-predict_newdata <- function(object, newdata, newoffset, na.action, chunk_size, threads) {
+predict_newdata <- function(object, newdata, newoffset, na.action, chunk_size, threads,
+                            new_levels = "none") {
   check_fit(object)
-  nd <- newdata_matrix(object, newdata, newoffset)
+  new_levels <- check_new_levels(new_levels)
+  nd <- newdata_matrix(object, newdata, newoffset, new_levels)
   keep <- newdata_rows(nd$x, nd$offset, na.action)
   x <- standardize_rows(nd$x[keep$rows[keep$ok], , drop = FALSE], object$standardize)
   if (!is.null(chunk_size)) chunk_size <- check_count(chunk_size, "chunk_size", lo = 1)
@@ -189,8 +191,9 @@ coef_table <- function(B, a0, lambda, response, intercept = TRUE) {
 # lambda_best); with `se.fit` or an `interval`, also the Gaussian-process
 # standard errors and intervals of predict.lm()'s shapes.
 predict_model <- function(object, newdata, lambda, se.fit, interval, level, na.action,
-                          newoffset, chunk_size, threads) {
-  nd <- predict_newdata(object, newdata, newoffset, na.action, chunk_size, threads)
+                          newoffset, chunk_size, threads, new_levels = "none") {
+  nd <- predict_newdata(object, newdata, newoffset, na.action, chunk_size, threads,
+                        new_levels = new_levels)
   sol <- coef_at(object, lambda)
   q <- dim(sol$beta)[2L]
   k <- length(sol$lambda)

@@ -76,6 +76,22 @@
 #' @param newoffset The offset of the new rows, for a fit of the default
 #'   method made with `offset` (a formula fit takes its offset from
 #'   `newdata`).
+#' @param new_levels What a prediction does with a row whose factor has a
+#'   level that no training row had (a rare category that fell in the test
+#'   part, a level with no rows in training): `"none"` (the default, or
+#'   `getOption("rff.new_levels")`) codes it as none of the known levels,
+#'   `"na"` predicts `NA` for the row, both with one warning of class
+#'   `"rff_new_levels"` naming each factor, its new levels and the number of
+#'   rows; `"error"` refuses the whole of `newdata` with an `rff_error`, as
+#'   [stats::predict.lm()] does. "None of the known levels" is the point at
+#'   equal distance from the coding of every training level: with the
+#'   default treatment contrasts 1/2 on each dummy of that factor (all zeros
+#'   would be the first level), where a term codes the factor by indicators
+#'   of all its levels all of them zero, and for an ordered factor ranked by
+#'   the fit the middle rank. The kernel then sees the row as far from each
+#'   known level as any two of them are from each other at most, and no
+#'   nearer to one than to another; ranger sends such a row down one side of
+#'   each split instead.
 #' @param chunk_size,threads As for [rff_ridge()].
 #' @param digits Significant digits to print.
 #' @param ... Nothing: any argument here is an error.
@@ -104,6 +120,7 @@
 predict.rff_ridge <- function(object, newdata, lambda = NULL, type = c("response", "link"),
                               se.fit = FALSE, interval = c("none", "confidence", "prediction"),
                               level = 0.95, na.action = stats::na.pass, newoffset = NULL,
+                              new_levels = getOption("rff.new_levels", "none"),
                               chunk_size = NULL, threads = NULL, ...) {
   check_predict_call(sys.call(), "rff_ridge", names(formals(sys.function())))
   type <- check_predict_type(type)
@@ -118,7 +135,7 @@ predict.rff_ridge <- function(object, newdata, lambda = NULL, type = c("response
     rff_abort("newdata", "`newdata` is needed for predictions at a `lambda` other than `lambda_best` and for standard errors and intervals")
   }
   predict_model(object, newdata, lambda, se.fit, interval, level, na.action, newoffset,
-                chunk_size, threads)
+                chunk_size, threads, new_levels = new_levels)
 }
 
 #' @rdname predict.rff_ridge

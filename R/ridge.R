@@ -271,7 +271,27 @@
 #' [stats::model.matrix()]'s coding. [predict()] ranks new values among
 #' the training levels (a factor with other levels, or strings); a value
 #' that is not one of them, such as a level absent from the training rows,
-#' is an error. The ranked factors' levels are in the fit's `ordered`.
+#' gets the middle rank, with a warning (see `new_levels` in
+#' [predict.rff_ridge()]). The ranked factors' levels are in the fit's `ordered`.
+#'
+#' **Columns of every kind.** Character columns are factors of the values
+#' seen (their levels remembered, as [stats::lm()] does); logical columns
+#' enter as 0/1 (left unscaled, as a dummy); `Date` and `POSIXct` columns as
+#' numbers (days and seconds since 1970-01-01), with a message of class
+#' `"rff_time_columns"`; integers as numbers. A factor or character column
+#' with fewer than two levels among the rows fitted (constant in this
+#' sample, as happens when a rare category falls in the test part) cannot
+#' vary: the terms it enters are dropped, with a message of class
+#' `"rff_dropped_terms"` naming it, and the fit goes on (where
+#' [stats::lm()] stops with "contrasts can be applied only to factors with
+#' 2 or more levels"); `predict()` then ignores the column. A constant
+#' numeric column is centred and takes no part in the kernel (see
+#' `standardize`). Levels without rows are dropped from the coding and
+#' remembered in `xlevels`. A level of new data that no training row had
+#' is coded by `predict()` as none of the known levels (see `new_levels`
+#' in [predict.rff_ridge()]). List, complex and character-matrix columns
+#' are refused with an `rff_error` naming the column. The GLM and
+#' cross-validation fits ([rff_glm()], [rff_cv()]) read columns the same way.
 #' parsnip's and caret's interfaces build the model matrix themselves,
 #' with the contrasts; `recipes::step_ordinalscore()` gives them the ranks.
 #'

@@ -49,10 +49,13 @@ test_that("the formula method matches the default method, with factors and missi
   expect_true(is.na(p[5]))
   expect_equal(unname(p[-5]), unname(predict(f0, X[c(1:4, 5), ], type = "response")),
                tolerance = 1e-10)
-  # a level absent from the training data
+  # a level absent from the training data: predicted as none of the known
+  # levels with a warning, or refused
   nd <- df[1:2, ]
   nd$g <- factor(c("p", "r"))
-  expect_error(predict(f, nd), class = "rff_error")
+  expect_warning(pr <- predict(f, nd, type = "response"), class = "rff_new_levels")
+  expect_equal(unname(pr[1]), unname(p[1]), tolerance = 1e-10)
+  expect_error(predict(f, nd, new_levels = "error"), class = "rff_error")
 })
 
 test_that("bad inputs are rff_errors naming the argument", {

@@ -54,10 +54,16 @@ test_that("predict() ranks new values among the training levels, whatever their 
   p <- predict(fit, nd)
   expect_true(is.na(p[2]))
   expect_equal(unname(p[-2]), unname(full[rows[-2]]), tolerance = 1e-10)
-  # a level the fit never saw
+  # a level the fit never saw: the middle rank (1 + 4) / 2 by default, with
+  # a warning; refused with new_levels = "error"
   nd$o[2] <- "awful"
-  expect_error(predict(fit, nd), class = "rff_error")
-  expect_error(predict(fit, nd), "new level \"awful\"")
+  expect_warning(p <- predict(fit, nd), class = "rff_new_levels")
+  xr <- (cbind(u = nd$u[2], o = 2.5) - fit$standardize$center) / fit$standardize$scale
+  z <- rff_features(xr, map = fit$map)
+  expect_equal(unname(p[2]), drop(z %*% coef(fit)[-1]) + unname(coef(fit)[1]), tolerance = 1e-10)
+  expect_equal(unname(p[-2]), unname(full[rows[-2]]), tolerance = 1e-10)
+  expect_error(predict(fit, nd, new_levels = "error"), class = "rff_error")
+  expect_error(predict(fit, nd, new_levels = "error"), "not seen in training (\"awful\"", fixed = TRUE)
 })
 
 test_that("levels absent from the training rows take no rank", {
@@ -71,7 +77,11 @@ test_that("levels absent from the training rows take no rank", {
   ref <- rff_ridge(cbind(o = ranks, u = d$u), d$y, D = 40, lengthscale = 2, progress = FALSE)
   expect_equal(unname(fitted(fit)), unname(fitted(ref)), tolerance = 1e-10)
   expect_equal(fit$ordered$o, c("poor", "good", "best"))
-  expect_error(predict(fit, data.frame(u = 0, o = "fair")), "new level \"fair\"", fixed = TRUE)
+  # "fair" had no training row: new, at the middle rank of the three
+  expect_warning(p <- predict(fit, data.frame(u = 0, o = "fair")), "\"fair\"", fixed = TRUE)
+  expect_equal(unname(p), unname(predict(ref, cbind(o = 2, u = 0))), tolerance = 1e-10)
+  expect_error(predict(fit, data.frame(u = 0, o = "fair"), new_levels = "error"), "\"fair\"",
+               fixed = TRUE, class = "rff_error")
 })
 
 test_that("rff_glm() and rff_cv() take ordered factors as ranks too", {
