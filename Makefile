@@ -2,19 +2,23 @@
 R ?= R
 LIB := .build/lib
 
-.PHONY: test demo deps document unit install site site-check sanitize valgrind bigsize bigfiles mutants stress bench clean check-bare
+.PHONY: test demo deps document unit unit-blas install site site-check sanitize valgrind bigsize bigfiles mutants stress bench clean check-bare
 
 test:
 	@bash tools/check.sh
 
+# what each job needs (tools/install-deps.sh PROFILE): `make demo` installs
+# the demo profile only (no TeX, browser or BLAS change), `make test` the
+# test profile, `make site`/`site-check` and `make bench` theirs
 deps:
-	@bash tools/install-deps.sh
+	@bash tools/install-deps.sh test
 
 document: deps
 	Rscript -e 'roxygen2::roxygenise()'
 	rm -f src/*.o src/*.so
 
-install: deps
+# (R CMD INSTALL needs R and a C compiler only)
+install:
 	mkdir -p $(LIB)
 	$(R) CMD INSTALL --no-test-load --library=$(LIB) . > .build/install.log 2>&1 || (cat .build/install.log; exit 1)
 	rm -f src/*.o src/*.so
@@ -53,13 +57,19 @@ bigfiles: install
 	R_LIBS=$(LIB) Rscript tools/bigfiles.R
 
 # quick testthat run against a fresh install, without R CMD check
-unit: install
+unit: deps install
 	R_LIBS=$(LIB) Rscript -e 'library(rff); testthat::test_dir("tests/testthat", package = "rff", load_package = "installed")'
+
+# the same with rff's own product kernel off (RFF_PRODUCTS=blas): the path
+# of every user off Linux x86-64 and under a BLAS rff does not know
+unit-blas: deps install
+	RFF_PRODUCTS=blas R_LIBS=$(LIB) Rscript -e 'library(rff); stopifnot(rff_blas_info()$$products == "blas"); testthat::test_dir("tests/testthat", package = "rff", load_package = "installed")'
 
 # the pkgdown site (reference by task, the vignettes and vignettes/articles/
 # as articles, NEWS) in
 # .build/site (offline: tools/site.R); open .build/site/index.html
 site: install
+	@bash tools/install-deps.sh site
 	R_LIBS=$(LIB) Rscript tools/site.R
 
 # the site in a real browser: headless Chromium screenshots of the home page
@@ -68,7 +78,9 @@ site: install
 site-check: site
 	@bash tools/site-check.sh
 
-demo: install
+demo:
+	@bash tools/install-deps.sh demo
+	@$(MAKE) --no-print-directory install
 	R_LIBS=$(LIB) Rscript tools/demo.R $(or $(OUT),rff-demo)
 
 # rff against the plain-R idiom, bases and scikit-learn, under the default
@@ -86,6 +98,7 @@ demo: install
 # on 2,000 to 10,000 rows against ksvm and ranger (bench/midsize.R:
 # bench/RESULTS-midsize.md)
 bench: install
+	@bash tools/install-deps.sh bench
 	@bash bench/setup.sh
 	Rscript bench/threads.R
 	Rscript bench/auto.R

@@ -71,11 +71,33 @@
 #' BLAS with two threads called from each of two rff threads made a ridge fit
 #' about three times slower than either level alone.
 #'
+#' **Which products, and why** (the field `why`, printed as one line):
+#' \tabular{ll}{
+#'   BLAS found \tab the large products run on \cr
+#'   the reference BLAS (its library's path: `libRblas` or a `libblas`
+#'     outside the folders of OpenBLAS, BLIS, MKL, ATLAS, Accelerate,
+#'     FlexiBLAS) \tab rff's own kernel, where the processor has AVX2 and
+#'     FMA (x86-64, outside Windows); else the BLAS \cr
+#'   OpenBLAS \tab OpenBLAS; a GLM pass's narrow products on rff's kernel,
+#'     where it runs \cr
+#'   BLIS, MKL, FlexiBLAS (whatever its backend) \tab the BLAS \cr
+#'   any other (Accelerate, ATLAS, an optimized library under another
+#'     name, Windows' `Rblas.dll`) \tab the BLAS \cr
+#' }
+#' The kernel is not compiled on Windows (its gcc does not align the stack
+#' for the spills of wide registers) nor off x86-64; there every product
+#' runs on R's BLAS. `options(rff.products = "blas")`, or the environment
+#' variable `RFF_PRODUCTS=blas` when the option is unset, keeps every
+#' product on the BLAS; `"rff"` runs the kernel wherever the processor
+#' runs it, whatever the BLAS; `"auto"` (the default) follows the table.
+#' Results of the two paths differ by rounding only (tested in
+#' `make test`, with the kernel off for a sample of every model).
+#'
 #' @param threads The `threads` argument of a call, as there (default
 #'   `getOption("rff.threads")`, else all cores less those other processes
 #'   are running on now).
 #' @return A list of class `"rff_blas_info"`: `blas` (`"openblas"`,
-#'   `"blis"`, `"mkl"`, or `"plain"` for a BLAS whose threads rff cannot see:
+#'   `"blis"`, `"mkl"`, `"flexiblas"`, or `"plain"` for a BLAS whose threads rff cannot see:
 #'   the reference BLAS, or another single-threaded one), `blas_threads` (the
 #'   BLAS's own thread setting, used outside rff's calls), `threads` (the
 #'   threads a call with this `threads` uses: at most the number of
@@ -85,21 +107,54 @@
 #'   on rff's own kernel, else `"blas"`; under OpenBLAS `"blas"`, with the
 #'   GLM's narrow products on the kernel when it runs and `rff.products` is
 #'   `"auto"`) and `forked` (whether this process
-#'   is a forked child of the one that loaded rff).
+#'   is a forked child of the one that loaded rff), `library` (the BLAS
+#'   library's path, from [extSoftVersion()]) and `why` (one line: which
+#'   products and why, as in the table above).
 #' @examples
 #' rff_blas_info()
 #' @export
 rff_blas_info <- function(threads = NULL) {
   threads <- check_threads(threads)
   info <- .Call(C_rff_runtime_info, 0, threads)
-  structure(info[c("blas", "blas_threads", "threads", "split", "products", "forked")],
-            class = "rff_blas_info")
+  found <- .Call(C_rff_blas_found)
+  out <- info[c("blas", "blas_threads", "threads", "split", "products", "forked")]
+  out$library <- blas_path()
+  out$why <- products_reason(out$blas, out$products, found$kernel, products_setting(),
+                             out$library)
+  structure(out, class = "rff_blas_info")
+}
+
+# One line: which products the large products run on, and why (the
+# decision table of ?rff_blas_info).
+products_reason <- function(blas, products, kernel, setting, library) {
+  lib <- if (nzchar(library)) basename(library) else "R's BLAS"
+  if (identical(products, "rff")) {
+    return(sprintf("rff's own kernel (%s, on an x86-64 processor with AVX2 and FMA)",
+                   if (setting == "rff") "options(rff.products) or RFF_PRODUCTS is \"rff\""
+                   else sprintf("%s is the reference BLAS", lib)))
+  }
+  narrow <- blas == "openblas" && kernel && setting != "blas"
+  why <- if (setting == "blas") {
+    "options(rff.products) or RFF_PRODUCTS is \"blas\""
+  } else if (!kernel) {
+    "rff's own kernel needs an x86-64 processor with AVX2 and FMA, outside Windows"
+  } else if (blas == "plain") {
+    sprintf("%s is not the reference BLAS as far as rff can tell; an optimized one is as fast", lib)
+  } else {
+    sprintf("%s runs its own threads", blas_label(blas))
+  }
+  sprintf("the BLAS (%s)%s", why,
+          if (narrow) "; a GLM pass's narrow products on rff's own kernel" else "")
+}
+
+blas_label <- function(blas) {
+  switch(blas, openblas = "OpenBLAS", blis = "BLIS", mkl = "MKL", flexiblas = "FlexiBLAS",
+         plain = "a single-threaded BLAS (reference or unknown)", blas)
 }
 
 #' @export
 print.rff_blas_info <- function(x, ...) {
-  name <- switch(x$blas, openblas = "OpenBLAS", blis = "BLIS", mkl = "MKL",
-                 plain = "a single-threaded BLAS (reference or unknown)")
+  name <- blas_label(x$blas)
   plural <- function(k) sprintf("%d thread%s", k, if (k == 1L) "" else "s")
   cat(sprintf("<rff_blas_info> %s%s\n", name,
               if (x$blas == "plain") "" else sprintf(", %s of its own", plural(x$blas_threads))))
@@ -115,6 +170,7 @@ print.rff_blas_info <- function(x, ...) {
   }
   cat(sprintf("  rff's calls: %s%s\n", how,
               if (x$forked) " (a forked child: one thread)" else ""))
+  if (!is.null(x$why)) cat(sprintf("  products: %s\n", x$why))
   invisible(x)
 }
 
@@ -144,10 +200,3 @@ blas_hint <- function(elapsed, blas = NULL, own = NULL) {
 
 blas_state <- new.env(parent = emptyenv())
 
-# R's own BLAS (libRblas) or the reference libblas, not an optimized one.
-is_reference_blas <- function(path) {
-  if (!is.character(path) || length(path) != 1L || !nzchar(path)) return(FALSE)
-  base <- basename(path)
-  !grepl("openblas|mkl|blis|atlas|accelerate|veclib|armpl|flexiblas", path, ignore.case = TRUE) &&
-    grepl("^libR?blas", base)
-}

@@ -8,21 +8,62 @@ check_threads <- function(threads) {
   check_count(threads, "threads", lo = 1, hi = 1024)
 }
 
-# options(rff.products): "auto" (the default) runs the large products on
-# rff's own kernel where it can (rff_blas_info()), "blas" always on the
-# BLAS. Handed to the C code when it changes, by every call that checks
-# its `threads`.
+# options(rff.products), else the environment variable RFF_PRODUCTS:
+# "auto" (the default) runs the large products on rff's own kernel where
+# it is known to be right and faster (own_products_trusted()), "blas"
+# always on the BLAS, "rff" on the kernel wherever the processor runs it,
+# whatever the BLAS. Handed to the C code when it changes, by every call
+# that checks its `threads`.
 sync_products <- function() {
-  opt <- getOption("rff.products", "auto")
-  if (!(is.character(opt) && length(opt) == 1L && opt %in% c("auto", "blas"))) {
-    rff_abort("options(rff.products)", "`options(rff.products)` must be \"auto\" or ",
-              "\"blas\", got ", deparse1(opt))
-  }
+  opt <- products_setting()
   if (!identical(products_state$opt, opt)) {
-    .Call(C_rff_set_own_products, opt == "auto")
+    .Call(C_rff_set_own_products, opt == "rff" || (opt == "auto" && own_products_trusted()))
     products_state$opt <- opt
   }
   invisible(opt)
+}
+
+products_setting <- function() {
+  opt <- getOption("rff.products")
+  what <- "`options(rff.products)`"
+  if (is.null(opt)) {
+    opt <- Sys.getenv("RFF_PRODUCTS", "auto")
+    if (!nzchar(opt)) opt <- "auto"
+    what <- "the environment variable RFF_PRODUCTS"
+  }
+  if (!(is.character(opt) && length(opt) == 1L && opt %in% c("auto", "blas", "rff"))) {
+    rff_abort("options(rff.products)", what, " must be \"auto\", \"blas\" or \"rff\", got ",
+              deparse1(opt))
+  }
+  opt
+}
+
+# Whether "auto" may run products on rff's own kernel: under the reference
+# BLAS (R's libRblas or the netlib libblas, told by its library's path) and
+# under OpenBLAS (its narrow products), where the kernel is tested against
+# the BLAS; not under a BLAS the detection does not know (Accelerate,
+# ATLAS, a renamed optimized library, Windows' Rblas.dll), which gets R's
+# BLAS. Asked once per session.
+own_products_trusted <- function() {
+  if (is.null(products_state$trusted)) {
+    kind <- .Call(C_rff_blas_found)$blas
+    products_state$trusted <- kind == "openblas" ||
+      (kind == "plain" && is_reference_blas(blas_path()))
+  }
+  products_state$trusted
+}
+
+# R's own BLAS (libRblas) or the reference libblas, not an optimized one.
+is_reference_blas <- function(path) {
+  if (!is.character(path) || length(path) != 1L || !nzchar(path)) return(FALSE)
+  base <- basename(path)
+  !grepl("openblas|mkl|blis|atlas|accelerate|veclib|armpl|flexiblas", path, ignore.case = TRUE) &&
+    grepl("^libR?blas", base)
+}
+
+blas_path <- function() {
+  p <- tryCatch(unname(extSoftVersion()["BLAS"]), error = function(e) "")
+  if (length(p) != 1L || is.na(p)) "" else p
 }
 
 products_state <- new.env(parent = emptyenv())

@@ -43,6 +43,8 @@ static int_void_fn openblas_get, mkl_get;
 static void_int_fn openblas_set, mkl_set;
 static i64_void_fn blis_get;
 static void_i64_fn blis_set;
+static int_void_fn flexi_get;
+static void_int_fn flexi_set;
 
 void rff_blas_detect(void)
 {
@@ -58,9 +60,15 @@ void rff_blas_detect(void)
     RFF_DLSYM(blis_set, "bli_thread_set_num_threads");
     RFF_DLSYM(mkl_get, "MKL_Get_Max_Threads");
     RFF_DLSYM(mkl_set, "MKL_Set_Num_Threads");
+    RFF_DLSYM(flexi_get, "flexiblas_get_num_threads");
+    RFF_DLSYM(flexi_set, "flexiblas_set_num_threads");
 #undef RFF_DLSYM
     blas_kind = RFF_BLAS_PLAIN;
-    if (openblas_get && openblas_set) blas_kind = RFF_BLAS_OPENBLAS;
+    /* FlexiBLAS first: it exports openblas_* names whatever backend it
+       loads, and its backend's rounding may change with its threads, so
+       it gets the fixed column blocks with its threads held at one, as MKL */
+    if (flexi_get && flexi_set) blas_kind = RFF_BLAS_FLEXIBLAS;
+    else if (openblas_get && openblas_set) blas_kind = RFF_BLAS_OPENBLAS;
     else if (blis_get && blis_set) blas_kind = RFF_BLAS_BLIS;
     else if (mkl_get && mkl_set) blas_kind = RFF_BLAS_MKL;
 #endif
@@ -86,6 +94,9 @@ int rff_blas_own_rows(int n)
     return rff_blas_own() || (own_wanted && own_available && blas_kind == RFF_BLAS_OPENBLAS &&
                               rff_gemm_narrow(n));
 }
+
+/* Whether this processor and build run rff's own kernel at all. */
+int rff_blas_own_available(void) { return own_available; }
 
 /* Switches rff's own kernel on (1) or off (0). */
 void rff_blas_set_own(int on)
@@ -129,6 +140,7 @@ int rff_blas_get_threads(void)
     case RFF_BLAS_OPENBLAS: n = openblas_get(); break;
     case RFF_BLAS_BLIS: n = (int) blis_get(); break;
     case RFF_BLAS_MKL: n = mkl_get(); break;
+    case RFF_BLAS_FLEXIBLAS: n = flexi_get(); break;
     default: break;
     }
     return n < 1 ? 1 : n;
@@ -145,6 +157,7 @@ int rff_blas_set_threads(int n)
     case RFF_BLAS_OPENBLAS: openblas_set(n); break;
     case RFF_BLAS_BLIS: blis_set((int64_t) n); break;
     case RFF_BLAS_MKL: mkl_set(n); break;
+    case RFF_BLAS_FLEXIBLAS: flexi_set(n); break;
     default: break;
     }
     return prev;

@@ -25,6 +25,7 @@ static const R_CallMethodDef CallEntries[] = {
     CALLDEF(rff_trig, 1),
     CALLDEF(rff_runtime_info, 2),
     CALLDEF(rff_set_own_products, 1),
+    CALLDEF(rff_blas_found, 0),
     CALLDEF(rff_own_product, 6),
     CALLDEF(rff_set_wide_products, 1),
     {NULL, NULL, 0}

@@ -60,7 +60,8 @@ int rff_in_forked_child(void);
 int rff_threads(SEXP threads);
 /* The BLAS found at load time, its threads, and how products are split
    between its threads and rff's (see blas.c). */
-enum { RFF_BLAS_PLAIN = 0, RFF_BLAS_OPENBLAS = 1, RFF_BLAS_BLIS = 2, RFF_BLAS_MKL = 3 };
+enum { RFF_BLAS_PLAIN = 0, RFF_BLAS_OPENBLAS = 1, RFF_BLAS_BLIS = 2, RFF_BLAS_MKL = 3,
+       RFF_BLAS_FLEXIBLAS = 4 };
 enum { RFF_SPLIT_BLOCKS = 0, RFF_SPLIT_BLAS = 1 };
 void rff_blas_detect(void);
 /* rff's own product (gemm.c): c = beta c + op(a) op(b), with tri >= 0 only
@@ -81,6 +82,7 @@ int rff_gemm_packed(int tb, int m, int n, int k, const double *packed, int mp,
                     const double *b, int ldb, double beta, double *c, int ldc, int tri);
 /* Whether the large products run on rff's own kernel, and its switch. */
 int rff_blas_own(void);
+int rff_blas_own_available(void);
 int rff_blas_own_rows(int n);
 void rff_blas_set_own(int on);
 /* c = op(a) op(b) + beta c on the calling thread (own kernel or BLAS). */
@@ -381,6 +383,7 @@ SEXP rff_ard_gradient(SEXP x, SEXP map, SEXP dz, SEXP zbar, SEXP G, SEXP g,
 SEXP rff_trig(SEXP x);
 SEXP rff_runtime_info(SEXP after, SEXP threads);
 SEXP rff_set_own_products(SEXP on);
+SEXP rff_blas_found(void);
 SEXP rff_own_product(SEXP a, SEXP b, SEXP trans, SEXP beta, SEXP c, SEXP tri);
 SEXP rff_set_wide_products(SEXP on);
 

@@ -77,7 +77,7 @@ SEXP rff_runtime_info(SEXP after, SEXP threads)
 {
     double a = rff_as_double(after, "after");
     if (a < 0) rff_abort_arg("after", "`after` must be >= 0");
-    static const char *const kinds[] = {"plain", "openblas", "blis", "mkl"};
+    static const char *const kinds[] = {"plain", "openblas", "blis", "mkl", "flexiblas"};
     static const char *const splits[] = {"blocks", "blas"};
     const char *nms[] = {"checks", "threads", "forked", "blas", "blas_threads",
                          "split", "products", ""};
@@ -103,6 +103,21 @@ SEXP rff_set_own_products(SEXP on)
         rff_abort_arg("on", "`on` must be TRUE, FALSE or NA");
     if (LOGICAL(on)[0] != NA_LOGICAL) rff_blas_set_own(LOGICAL(on)[0]);
     return Rf_ScalarLogical(rff_blas_own());
+}
+
+/* The BLAS found when the package was loaded ("plain", "openblas", "blis",
+   "mkl" or "flexiblas", as rff_runtime_info()) and whether this processor
+   and build run rff's own product kernel (AVX2 and FMA on x86-64, outside
+   Windows): what options(rff.products) = "auto" decides from (R/runtime.R). */
+SEXP rff_blas_found(void)
+{
+    static const char *const kinds[] = {"plain", "openblas", "blis", "mkl", "flexiblas"};
+    const char *nms[] = {"blas", "kernel", ""};
+    SEXP out = PROTECT(Rf_mkNamed(VECSXP, nms));
+    SET_VECTOR_ELT(out, 0, Rf_mkString(kinds[rff_blas_kind()]));
+    SET_VECTOR_ELT(out, 1, Rf_ScalarLogical(rff_blas_own_available()));
+    UNPROTECT(1);
+    return out;
 }
 
 /* Switches the 512-bit register kernels of rff's own product (gemm.c) on

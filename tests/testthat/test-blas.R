@@ -9,13 +9,14 @@
 openblas_dir <- "/usr/lib/x86_64-linux-gnu/openblas-pthread"
 
 run_openblas_child <- function(code) {
-  old <- Sys.getenv(c("R_LD_LIBRARY_PATH", "LD_LIBRARY_PATH", "OPENBLAS_NUM_THREADS"),
-                    unset = NA)
+  old <- Sys.getenv(c("R_LD_LIBRARY_PATH", "LD_LIBRARY_PATH", "OPENBLAS_NUM_THREADS",
+                      "RFF_PRODUCTS"), unset = NA)
   on.exit(for (v in names(old)) {
     if (is.na(old[[v]])) Sys.unsetenv(v) else do.call(Sys.setenv, as.list(old[v]))
   })
   Sys.setenv(R_LD_LIBRARY_PATH = paste(openblas_dir, file.path(R.home(), "lib"), sep = ":"),
-             LD_LIBRARY_PATH = openblas_dir, OPENBLAS_NUM_THREADS = "2")
+             LD_LIBRARY_PATH = openblas_dir, OPENBLAS_NUM_THREADS = "2",
+             RFF_PRODUCTS = "auto")   # (the default decision under OpenBLAS)
   run_child(code, timeout = 120)
 }
 

@@ -65,6 +65,7 @@ torture_calls <- list(
   # the switch read, and set to what it was (TRUE: wanted), and the kernel
   # alone
   list("rff_set_own_products", list(NA)),
+  list("rff_blas_found", list()),
   list("rff_set_own_products", list(TRUE)),
   # the 512-bit kernels' switch, read
   list("rff_set_wide_products", list(NA)),
@@ -112,6 +113,10 @@ test_that("every entry point gives the same result under gctorture", {
     gctorture(FALSE)
     expect_identical(got, ref, label = tc[[1]])
   }
+  # (rff_set_own_products(TRUE) above switched the kernel on behind
+  # options(rff.products) and RFF_PRODUCTS: hand the setting back)
+  rff:::products_state$opt <- NULL
+  rff:::sync_products()
 })
 
 test_that("the gctorture calls cover every registered routine", {

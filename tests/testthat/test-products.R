@@ -171,9 +171,10 @@ test_that("options(rff.products) is checked and switches the route", {
   expect_error(rff_blas_info(), "rff.products", class = "rff_error")
   options(rff.products = "blas")
   expect_identical(rff_blas_info()$products, "blas")
-  options(rff.products = NULL)
+  options(rff.products = "auto")
   info <- rff_blas_info()
-  expect_identical(info$products, if (has_own() && info$blas == "plain") "rff" else "blas")
+  expect_identical(info$products, if (has_own() && info$blas == "plain" &&
+                                        rff:::is_reference_blas(info$library)) "rff" else "blas")
   expect_output(print(info), "rff's calls")
 })
 
