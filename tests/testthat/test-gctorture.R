@@ -115,7 +115,8 @@ test_that("every entry point gives the same result under gctorture", {
   }
   # (rff_set_own_products(TRUE) above switched the kernel on behind
   # options(rff.products) and RFF_PRODUCTS: hand the setting back)
-  rff:::products_state$opt <- NULL
+  state <- rff:::products_state
+  state$opt <- NULL
   rff:::sync_products()
 })
 
