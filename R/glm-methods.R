@@ -188,7 +188,18 @@ print.rff_glm <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   i <- x$best
   crit <- if (is.null(x$cvm)) "" else
     glm_criterion_text(x$holdout, x$folds, glm_measure_label(x), x$cvm[i], x$cvsd[i], digits)
-  cat(sprintf("  lambda = %s%s\n", fmt(x$lambda_best, digits), crit))
+  if (identical(x$estimator, "ls")) {
+    ls <- x$ls
+    how <- if (is.null(ls$loo)) "given" else
+      sprintf("by leave-one-out among %d values (LOO mean squared error %s)", length(ls$lambda),
+              fmt(sum(as.matrix(ls$loo)[ls$best, ]), digits))
+    cat(sprintf(paste0("  estimator \"ls\": least squares of the %s, lambda = %s (ridge scale) %s; ",
+                       "probabilities calibrated with temperature %s\n"),
+                if (x$family == "binomial") "0/1 response" else "class indicators",
+                fmt(x$lambda_best, digits), how, fmt(ls$temperature, digits)))
+  } else {
+    cat(sprintf("  lambda = %s%s\n", fmt(x$lambda_best, digits), crit))
+  }
   cat(sprintf("  deviance %s, null deviance %s (%s%% explained)\n",
               fmt(x$deviance[i], digits), fmt(x$null.deviance, digits),
               fmt(100 * (1 - x$deviance[i] / x$null.deviance), digits)))

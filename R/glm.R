@@ -205,6 +205,27 @@
 #' @param nlambda,lambda_min_ratio Length and range of the data-driven
 #'   lambda path; when `lambda_min_ratio` is not given, a path whose best
 #'   value is its last goes on below it (see Details).
+#' @param estimator `"likelihood"` (the default): the penalized likelihood
+#'   above, over its lambda path, lambda_best by cross-validation or a
+#'   held-out fifth. `"ls"` (binomial and multinomial families): regularized
+#'   least squares of the class indicators (the 0/1 response for the
+#'   binomial family) on the features, with ridge regression's lambda path
+#'   (50 values from trace(Z'Z)/n down to 1e-6 of it, going on past its end
+#'   while the best is the last) and lambda_best by its exact leave-one-out
+#'   squared error (on at most 5,000 evenly spaced rows), all from one pass
+#'   over the rows and one eigendecomposition of the D x D statistics, as
+#'   [rff_ridge()] does; the probabilities are a softmax (logistic for the
+#'   binomial family) of the least-squares scores times a temperature, plus
+#'   an offset per class, fitted by likelihood on the leave-one-out scores
+#'   of at most 2,000 of those rows. The coefficients are those of that
+#'   linear predictor, so `predict()` works as for any fit; `lambda` is then
+#'   on ridge regression's scale (`lambda` given: those values, the best by
+#'   leave-one-out when several), `folds`, `foldid`, `holdout` and
+#'   `control` are not used, and offsets are refused. The fit keeps the
+#'   path's LOO curve and the calibration in `ls`. It costs n D^2 flops for
+#'   the statistics plus one D x D eigendecomposition, where the default
+#'   costs tens of passes of 4 n D K flops over every lambda and its
+#'   held-out fit (bench/RESULTS-ls.md).
 #' @inheritParams rff_ridge
 #' @param ... For the default and formula methods: arguments of [rff_map()]
 #'   that draw the map when `map` is `NULL` (`D`, `kernel`, `lengthscale`,
@@ -261,15 +282,24 @@ rff_glm.default <- function(x, y, family = c("binomial", "multinomial", "poisson
                             foldid = NULL, holdout = NULL,
                             cache_mb = getOption("rff.cache_mb", 1024),
                             control = list(), chunk_size = NULL, threads = NULL,
-                            progress = interactive(), ...) {
+                            progress = interactive(), estimator = c("likelihood", "ls"), ...) {
   cl <- fit_call(match.call(), "rff_glm")
   check_required(c("x", "y"))
+  estimator <- if (identical(estimator, c("likelihood", "ls"))) "likelihood" else
+    check_string(estimator, "estimator", c("likelihood", "ls"))
   if (!is.null(holdout)) holdout <- check_flag(holdout, "holdout")
   close_progress <- progress_call(progress, "rff_glm")
   on.exit(close_progress(), add = TRUE)
   g <- glm_setup(x, y, family, lambda, map, intercept, standardize, weights, offset,
                  nlambda, lambda_min_ratio, cache_mb, control, chunk_size, threads,
                  progress, list(...), "rff_glm", extend = missing(lambda_min_ratio))
+  if (estimator == "ls") {
+    g$ls_path <- check_path(lambda, 50, 1e-6, extend = is.null(lambda))
+    fit <- glm_ls_fit(g)
+    progress_finish()
+    fit$call <- cl
+    return(fit)
+  }
   L_given <- length(g$path$lambda)
   cv <- is.null(g$path$lambda) || L_given > 1L
   holdout_given <- !is.null(holdout)
