@@ -3,8 +3,10 @@
 # tarball (which runs the testthat suite and builds the vignettes), reports
 # the check's NOTEs, and ends with the testthat line "N passed, N failed".
 # Exits non-zero on any test failure, check ERROR or check WARNING. The
-# layering check of the C files (tools/layers.sh) and the check that no
-# mutant is stale (tools/mutants.R --check) count as two more tests.
+# layering check of the C files (tools/layers.sh), the check that no
+# mutant is stale (tools/mutants.R --check) and R CMD check --as-cran with
+# the hard dependencies only (tools/check-bare.sh, examples) count as three
+# more tests.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=.build
@@ -55,7 +57,15 @@ fail=$(echo "$summary" | sed -E 's/.*FAIL ([0-9]+).*/\1/')
 skip=$(echo "$summary" | sed -E 's/.*SKIP ([0-9]+).*/\1/')
 pass=$(echo "$summary" | sed -E 's/.*PASS ([0-9]+).*/\1/')
 
-pass=$((pass + 2 - extra_failed))
+# the tarball as CRAN checks it without the suggested packages (hard
+# dependencies only; examples, no tests nor vignettes, which the check
+# above runs with them): one more test, timed
+bare_start=$(date +%s)
+if BARE_ARGS=--no-tests bash tools/check-bare.sh; then bare_ok=1; else bare_ok=0; fi
+echo "check without the suggested packages: $(( $(date +%s) - bare_start )) s"
+[ "$bare_ok" = 1 ] || extra_failed=$((extra_failed + 1))
+
+pass=$((pass + 3 - extra_failed))
 fail=$((fail + extra_failed))
 
 bad=0
