@@ -111,14 +111,17 @@ coerce_newdata <- function(mf, coerced) {
 # the model that remains.
 drop_single_levels <- function(mf, mt) {
   vars <- frame_predictors(mf, mt)
-  single <- vars[vapply(vars, function(v) {
+  one <- vapply(vars, function(v) {
     col <- mf[[v]]
     (is.factor(col) || is.character(col)) && length(unique(col[!is.na(col)])) < 2L
-  }, logical(1))]
+  }, logical(1))
+  single <- vars[one]
   if (!length(single)) return(list(frame = mf, terms = mt))
+  # (the rows of "factors" are the variables in the frame's order, written
+  # as a formula writes them)
   fac <- attr(mt, "factors")
   labels <- attr(mt, "term.labels")
-  gone <- colSums(fac[single, , drop = FALSE] != 0) > 0
+  gone <- colSums(fac[match(single, names(mf)), , drop = FALSE] != 0) > 0
   seen <- vapply(single, function(v) {
     u <- unique(as.character(mf[[v]][!is.na(mf[[v]])]))
     if (length(u)) sprintf("only \"%s\"", u) else "no value"
@@ -133,7 +136,8 @@ drop_single_levels <- function(mf, mt) {
       "`formula` has no predictor left: %s %s a single level in the rows fitted, and a factor needs two",
       paste0("`", single, "` (", seen, ")", collapse = ", "), if (length(single) > 1L) "have" else "has"))
   }
-  vars_all <- vapply(as.list(attr(mt, "variables"))[-1L], deparse_var, character(1))
+  vars_all <- vapply(as.list(attr(mt, "variables"))[-1L], deparse_var, character(1),
+                     backtick = TRUE)
   off <- vars_all[attr(mt, "offset")]
   lhs <- if (attr(mt, "response") > 0L) vars_all[attr(mt, "response")] else NULL
   rhs <- c(labels[!gone], off)
@@ -150,7 +154,13 @@ drop_single_levels <- function(mf, mt) {
   list(frame = mf2, terms = mt2)
 }
 
-deparse_var <- function(e) paste(deparse(e, width.cutoff = 500L, backtick = TRUE), collapse = " ")
+# A variable of a formula as text: with `backtick`, as a formula writes it
+# (`my var`); else as model.frame() names its column (backticks only
+# inside calls).
+deparse_var <- function(e, backtick = FALSE) {
+  paste(deparse(e, width.cutoff = 500L, backtick = backtick || (!is.symbol(e) && is.language(e))),
+        collapse = " ")
+}
 
 # The level given to values of new data that no training row had: the
 # model matrix codes it with the contrasts of the training levels extended

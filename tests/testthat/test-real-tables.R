@@ -51,6 +51,12 @@ test_that("a factor with one level in the rows fitted is dropped with a classed 
   set.seed(7)
   cref <- rff_cv(y ~ x, data = d, D = 20, lengthscale = 1, folds = 3, nlambda = 5, progress = FALSE)
   expect_equal(predict(cv, d[1:3, ]), predict(cref, d[1:3, ]), tolerance = 1e-12)
+  # a name that needs backticks
+  d2 <- data.frame(y = d$y, `my x` = d$x, `one level` = "k", check.names = FALSE)
+  expect_message(f2 <- rff_ridge(y ~ ., data = d2, D = 10, lengthscale = 1, progress = FALSE),
+                 "one level", class = "rff_dropped_terms")
+  expect_identical(names(f2$standardize$center), "`my x`")
+  expect_length(predict(f2, d2[1:3, ]), 3L)
   # nothing left to fit
   expect_rff_error(suppressMessages(rff_ridge(y ~ one + cst, data = d, D = 10, progress = FALSE)),
                    "formula", "`formula` has no predictor left")
