@@ -46,6 +46,19 @@ test_that("with the own kernel off (RFF_PRODUCTS=blas) every model equals the de
   }
 })
 
+test_that("a process takes the setting when rff is loaded, before any call checks its threads", {
+  # (as a cluster worker does: it reaches the C code directly)
+  old <- Sys.getenv("RFF_PRODUCTS", unset = NA)
+  on.exit(if (is.na(old)) Sys.unsetenv("RFF_PRODUCTS") else Sys.setenv(RFF_PRODUCTS = old))
+  Sys.setenv(RFF_PRODUCTS = "blas")
+  res <- run_child("cat('OWN', .Call(rff:::C_rff_set_own_products, NA), '\\n')")
+  expect_true(any(grepl("OWN FALSE", res$output)), label = paste(res$output, collapse = "\n"))
+  # a bad value does not stop the package from loading; the first call says so
+  Sys.setenv(RFF_PRODUCTS = "fastest")
+  res <- run_child("r <- tryCatch(rff_blas_info(), rff_error = function(e) 'REFUSED'); cat(r, '\\n')")
+  expect_true(any(grepl("REFUSED", res$output)), label = paste(res$output, collapse = "\n"))
+})
+
 test_that("the products follow the BLAS found (rff_blas_info()'s table)", {
   info <- rff_blas_info(threads = 1)
   found <- .Call(rff:::C_rff_blas_found)
