@@ -106,7 +106,8 @@ socket_drain <- function(cl, owed, wait = getOption("rff.drain_timeout", 30)) {
                       error = function(e) rep(FALSE, length(nodes)))
     if (!any(ready)) break
     for (k in which(ready)) {
-      r <- suspendInterrupts(socket_receive(cl[[nodes[k]]], left[[k]]))
+      # (by name: a node drained in this loop has left `left` already)
+      r <- suspendInterrupts(socket_receive(cl[[nodes[k]]], left[[as.character(nodes[k])]]))
       if (!is.null(r$stale)) next
       if (!is.null(r$dead)) bad[[as.character(nodes[k])]] <- sprintf(
         "the reply an interrupted fit left on its connection could not be read (%s)", r$dead)
