@@ -177,7 +177,7 @@ print.rff_blas_info <- function(x, ...) {
 # One message per session when streaming into Z'Z took more than
 # `getOption("rff.blas_hint_seconds", 10)` seconds on R's reference BLAS,
 # pointing to the README's section on OpenBLAS; options(rff.blas_hint =
-# FALSE) silences it. `blas` is the BLAS library's path (sessionInfo());
+# FALSE) silences it. `blas` is the BLAS library's path (blas_path());
 # `own`, whether the products ran on rff's own kernel (rff_blas_info()),
 # where an optimized BLAS would not be much faster and nothing is shown.
 blas_hint <- function(elapsed, blas = NULL, own = NULL) {
@@ -187,7 +187,7 @@ blas_hint <- function(elapsed, blas = NULL, own = NULL) {
   }
   if (is.null(own)) own <- .Call(C_rff_set_own_products, NA)
   if (isTRUE(own)) return(invisible(FALSE))
-  if (is.null(blas)) blas <- tryCatch(utils::sessionInfo()$BLAS, error = function(e) "")
+  if (is.null(blas)) blas <- blas_path()
   if (!is_reference_blas(blas)) return(invisible(FALSE))
   blas_state$hinted <- TRUE
   message(sprintf(paste0(

@@ -228,6 +228,12 @@ check_lambda <- function(lambda, arg = "lambda") {
   as.double(lambda)
 }
 
+# predict()'s `new_levels`: what a row with a factor level no training row
+# had gets (new_levels_signal()).
+check_new_levels <- function(new_levels) {
+  check_string(new_levels, "new_levels", c("none", "na", "error"))
+}
+
 check_ratio <- function(r) {
   if (!is_number(r) || length(r) != 1L || !is.finite(r) || r <= 0 || r >= 1) {
     rff_abort("lambda_min_ratio", sprintf(

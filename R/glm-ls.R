@@ -6,8 +6,9 @@
 # none for lambda; the coefficients are those of a linear predictor, so the
 # fit predicts as any "rff_glm".
 
-# The LS estimator's fit of the problem `g` (glm_setup()): an "rff_glm".
-glm_ls_fit <- function(g) {
+# The LS estimator's fit of the problem `g` (glm_setup()) over the ridge
+# lambda path `path` (check_path()): an "rff_glm".
+glm_ls_fit <- function(g, path) {
   if (g$family == "poisson") {
     rff_abort("estimator", "`estimator` \"ls\" is for the binomial and multinomial families; use \"likelihood\" for counts")
   }
@@ -18,7 +19,6 @@ glm_ls_fit <- function(g) {
   K <- g$K
   Y <- ls_indicators(g)
   w <- g$weights
-  path <- g$ls_path
   st <- progress_stage("statistics", 1)
   stats <- accumulate_stats(g$x, Y, g$map, g$intercept, g$chunk_size, g$threads, g$progress, w,
                             1)
@@ -45,8 +45,8 @@ glm_ls_fit <- function(g) {
   f <- ls_loo_scores(sys, e, lam, g$map, g$x[cal, , drop = FALSE], Y[cal, , drop = FALSE],
                      if (is.null(w)) NULL else w[cal], g$threads)
   cf <- ls_calibration(f, g$y[cal], if (is.null(w)) rep(1, length(cal)) else w[cal], g$family)
-  B <- beta %*% ls_scale_matrix(cf, K)
-  a0 <- drop(a %*% ls_scale_matrix(cf, K)) + cf$offset
+  B <- cf$t * beta
+  a0 <- cf$t * a + cf$offset
   glm_ls_result(g, B, a0, lam, fit, cf)
 }
 
@@ -104,17 +104,12 @@ ls_calibration <- function(f, y, w, family) {
     attr(val, "grad") <- grad
     val
   }
-  start <- c(log(if (multi) 4 else 4), rep(0, if (multi) K - 1L else 1L))
+  start <- c(log(4), rep(0, if (multi) K - 1L else 1L))
   o <- stats::optim(start, function(p) as.double(obj(p)), function(p) attr(obj(p), "grad"),
                     method = "BFGS", control = list(maxit = 200L, reltol = 1e-10))
   q <- unpack(o$par)
   list(t = q$t, offset = q$c, logloss = o$value)
 }
-
-# The coefficients of the calibrated linear predictor from the
-# least-squares coefficients: B t (the multinomial family's K columns, the
-# binomial family's one).
-ls_scale_matrix <- function(cf, K) diag(cf$t, K)
 
 # The "rff_glm" object of the LS estimator: coefficients B (D x K, or D),
 # intercepts a0, at the least-squares lambda `lambda` of the ridge path
@@ -138,7 +133,8 @@ glm_ls_result <- function(g, B, a0, lambda, fit, cf) {
   coef <- if (K == 1L) matrix(B, D, 1L) else array(B, c(D, K, 1L),
                                                  dimnames = list(NULL, g$resp$levels, NULL))
   a0m <- if (K == 1L) a0 else matrix(a0, K, 1L, dimnames = list(g$resp$levels, NULL))
-  rows <- round(seq(1, n, length.out = min(n, max(2000L, D))))
+  # (the rows of the likelihood's preconditioner sample, for glm_effective_df())
+  rows <- round(seq(1, n, length.out = precond_rows(n, D)))
   out <- list(coefficients = coef, intercept = a0m, lambda = lambda, deviance = dev,
               null.deviance = null_dev, iterations = 0L, converged = TRUE,
               cvm = NULL, cvsd = NULL, measure = "deviance", folds = NULL, holdout = NULL,

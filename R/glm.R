@@ -294,8 +294,7 @@ rff_glm.default <- function(x, y, family = c("binomial", "multinomial", "poisson
                  nlambda, lambda_min_ratio, cache_mb, control, chunk_size, threads,
                  progress, list(...), "rff_glm", extend = missing(lambda_min_ratio))
   if (estimator == "ls") {
-    g$ls_path <- check_path(lambda, 50, 1e-6, extend = is.null(lambda))
-    fit <- glm_ls_fit(g)
+    fit <- glm_ls_fit(g, check_path(lambda, 50, 1e-6, extend = is.null(lambda)))
     progress_finish()
     fit$call <- cl
     return(fit)

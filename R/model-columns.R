@@ -169,10 +169,6 @@ deparse_var <- function(e, backtick = FALSE) {
 # by indicators of all its levels, with all those indicators zero.
 unseen_level <- ".rff_unseen_level."
 
-check_new_levels <- function(new_levels) {
-  check_string(new_levels, "new_levels", c("none", "na", "error"))
-}
-
 # The factors of a new model frame on their training levels (`xlevels`),
 # the values no training row had on the unseen level.
 # Gives the frame, the contrasts for model.matrix(), what was `found` (each
@@ -181,7 +177,6 @@ newdata_levels <- function(mf, xlevels, contrasts) {
   found <- list()
   rows <- logical(nrow(mf))
   for (v in intersect(names(xlevels), names(mf))) {
-    if (is.matrix(mf[[v]])) next
     lv <- xlevels[[v]]
     col <- as.character(mf[[v]])
     new <- !is.na(col) & !(col %in% lv)
@@ -232,7 +227,7 @@ unseen_contrasts <- function(spec, lv) {
   k <- length(lv)
   C <- if (is.matrix(spec)) spec else {
     fun <- if (is.null(spec)) getOption("contrasts")[[1L]] else spec
-    if (is.character(fun)) fun <- get(fun, mode = "function", envir = parent.frame())
+    if (is.character(fun)) fun <- get(fun, mode = "function")
     fun(lv)
   }
   C <- as.matrix(C)

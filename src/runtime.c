@@ -67,6 +67,9 @@ void rff_check_interrupt(void)
     R_CheckUserInterrupt();
 }
 
+/* The names of the BLAS kinds of blas.c (RFF_BLAS_PLAIN ...), as R sees them. */
+static const char *const blas_kinds[] = {"plain", "openblas", "blis", "mkl", "flexiblas"};
+
 /* What a routine asked for `threads` would do: the interrupt checks made so
    far in this process, the threads it would use, whether this is a forked
    child, the BLAS found, its threads now and how products are split
@@ -77,7 +80,6 @@ SEXP rff_runtime_info(SEXP after, SEXP threads)
 {
     double a = rff_as_double(after, "after");
     if (a < 0) rff_abort_arg("after", "`after` must be >= 0");
-    static const char *const kinds[] = {"plain", "openblas", "blis", "mkl", "flexiblas"};
     static const char *const splits[] = {"blocks", "blas"};
     const char *nms[] = {"checks", "threads", "forked", "blas", "blas_threads",
                          "split", "products", ""};
@@ -85,7 +87,7 @@ SEXP rff_runtime_info(SEXP after, SEXP threads)
     SET_VECTOR_ELT(out, 0, Rf_ScalarReal(checks_done));
     SET_VECTOR_ELT(out, 1, Rf_ScalarInteger(rff_threads(threads)));
     SET_VECTOR_ELT(out, 2, Rf_ScalarLogical(rff_in_forked_child()));
-    SET_VECTOR_ELT(out, 3, Rf_mkString(kinds[rff_blas_kind()]));
+    SET_VECTOR_ELT(out, 3, Rf_mkString(blas_kinds[rff_blas_kind()]));
     SET_VECTOR_ELT(out, 4, Rf_ScalarInteger(rff_blas_get_threads()));
     SET_VECTOR_ELT(out, 5, Rf_mkString(splits[rff_blas_split()]));
     SET_VECTOR_ELT(out, 6, Rf_mkString(rff_blas_own() ? "rff" : "blas"));
@@ -111,10 +113,9 @@ SEXP rff_set_own_products(SEXP on)
    Windows): what options(rff.products) = "auto" decides from (R/runtime.R). */
 SEXP rff_blas_found(void)
 {
-    static const char *const kinds[] = {"plain", "openblas", "blis", "mkl", "flexiblas"};
     const char *nms[] = {"blas", "kernel", ""};
     SEXP out = PROTECT(Rf_mkNamed(VECSXP, nms));
-    SET_VECTOR_ELT(out, 0, Rf_mkString(kinds[rff_blas_kind()]));
+    SET_VECTOR_ELT(out, 0, Rf_mkString(blas_kinds[rff_blas_kind()]));
     SET_VECTOR_ELT(out, 1, Rf_ScalarLogical(rff_blas_own_available()));
     UNPROTECT(1);
     return out;

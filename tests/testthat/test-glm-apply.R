@@ -61,13 +61,6 @@ expect_same_glm <- function(fit, ref, tol = 1e-8) {
   expect_equal(fit$n, ref$n)
 }
 
-glm_cluster <- function(workers) {
-  cl <- parallel::makeCluster(workers)
-  libs <- c(normalizePath(dirname(find.package("rff"))), .libPaths())
-  parallel::clusterCall(cl, function(p) invisible(.libPaths(p)), libs)
-  cl
-}
-
 cases <- list(
   binomial = list(family = "binomial", weights = TRUE, offset = TRUE, lambda = 1e-3),
   multinomial = list(family = "multinomial", weights = TRUE, offset = FALSE, lambda = 1e-2),
@@ -132,7 +125,7 @@ test_that("1, 2 and 3 PSOCK workers give the same fit to the last bit, equal to 
   limited <- nzchar(Sys.getenv("_R_CHECK_LIMIT_CORES_")) &&
     !identical(tolower(Sys.getenv("_R_CHECK_LIMIT_CORES_")), "false")
   nw <- if (limited) 2L else 3L
-  cl <- glm_cluster(nw)
+  cl <- local_cluster(nw)
   on.exit(parallel::stopCluster(cl), add = TRUE)
   for (cs in cases) {
     dat <- write_glm_chunks(cs$family, k = 5, n_each = c(90, 120, 70, 100, 110),
